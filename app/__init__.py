@@ -1,0 +1,1 @@
+"""PubMed research assistant: command line, configuration and the Chainlit chat."""

@@ -1,0 +1,106 @@
+"""``python -m app <command>``: one entry point. Each command lives in the module that owns it.
+
+A command module exposes ``add_arguments(parser)`` and ``run(cfg, args) -> int``; it is imported
+only when its command runs, so ``--help`` and light commands start fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+from app.config import ConfigError, load_config
+from app.errors import UserFacingError
+
+# command -> (help, module) or command -> (help, {subcommand: (help, module)})
+COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
+    "ingest": (
+        "read the corpus (or fetch it from PubMed) and report what was parsed",
+        "ingest.command",
+    ),
+    "index": (
+        "build, update or inspect the search indices",
+        {
+            "build": (
+                "build the index from the corpus (resumes an interrupted build)",
+                "indexing.commands.build",
+            ),
+            "update": (
+                "embed only new or changed PMIDs into the index",
+                "indexing.commands.update",
+            ),
+            "stats": ("print what the index holds", "indexing.commands.stats"),
+        },
+    ),
+    "ask": ("answer a question from the index", "chains.command"),
+    "eval": (
+        "score retrieval or answers on a question file",
+        {
+            "retrieval": ("hit@k, MRR, nDCG for BM25, dense and hybrid", "eval.retrieval"),
+            "answers": ("PubMedQA-style yes/no/maybe accuracy", "eval.answers"),
+        },
+    ),
+    "bench": (
+        "measure speed and memory",
+        {
+            "ingest": ("parse, chunk and embed throughput; index size; peak RSS", "bench.ingest"),
+            "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
+            "answer": ("time to first token and full-answer time per mode", "bench.answer"),
+        },
+    ),
+    "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),
+}
+
+
+def _add(sub: argparse._SubParsersAction, name: str, help_: str, module: str) -> None:
+    parser = sub.add_parser(name, help=help_, description=help_)
+    parser.set_defaults(_module=module)
+    try:
+        mod = importlib.import_module(module)
+    except ModuleNotFoundError as err:  # a command whose module is not installed/built yet
+        parser.set_defaults(_missing=str(err))
+        return
+    if hasattr(mod, "add_arguments"):
+        mod.add_arguments(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m app", description="PubMed research assistant")
+    parser.add_argument(
+        "--config", "-c", default=None, help="path to cfg.yaml (default: the repo's)"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_, target) in COMMANDS.items():
+        if isinstance(target, str):
+            _add(sub, name, help_, target)
+        else:
+            group = sub.add_parser(name, help=help_, description=help_)
+            inner = group.add_subparsers(dest="subcommand", required=True)
+            for sub_name, (sub_help, module) in target.items():
+                _add(inner, sub_name, sub_help, module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    args = build_parser().parse_args(argv)
+    if getattr(args, "_missing", None):
+        print(f"error: this command is not available: {args._missing}", file=sys.stderr)
+        return 2
+    try:
+        cfg = load_config(args.config)
+        module = importlib.import_module(args._module)
+        return int(module.run(cfg, args) or 0)
+    except ConfigError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except UserFacingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,180 @@
+"""``python -m app bench retrieval``: query latency at the real index, and how it grows.
+
+1. p50/p95 of a full hybrid retrieval per question (query embedding, BM25, FAISS, fusion) on
+   the built index, over real questions.
+2. Dense search at 100k and 1M vectors (real chunk vectors plus noise, so the data keeps its
+   cluster structure): exact FAISS vs IVF (and HNSW at 100k), with recall@10 against exact.
+3. BM25 scoring growth: rank-bm25's ``get_scores`` vs this project's sparse scorer, on the real
+   BM25 matrix replicated to larger sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+from pathlib import Path
+
+import numpy as np
+
+from eval.retrieval import read_questions
+
+DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", type=Path, nargs="*", default=None,
+                        help="JSONL question files (default: the shared eval files)")
+    parser.add_argument("--n", type=int, default=100, help="questions timed")
+    parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000],
+                        help="synthetic vector counts for the scale test")
+    parser.add_argument("--json", action="store_true")
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(values, q))
+
+
+def _questions(args: argparse.Namespace) -> list[str]:
+    files = args.questions or sorted(DEFAULT_QUESTIONS.glob("*.jsonl"))
+    out: list[str] = []
+    for f in files:
+        out += [q["question"] for q in read_questions(Path(f))]
+    if not out:
+        raise SystemExit("no questions found: pass --questions FILE.jsonl")
+    step = max(1, len(out) // args.n)
+    return out[::step][: args.n]
+
+
+def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN001
+    from retrievers.loading import load_retriever
+
+    retriever = load_retriever(cfg)
+    backend = retriever.retrievers[0].backend
+    for q in questions[:5]:
+        retriever.retrieve(q)  # warm-up
+    total, embed = [], []
+    for q in questions:
+        t0 = time.perf_counter()
+        backend.embedder.embed_query(q)
+        embed.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        retriever.retrieve(q)
+        total.append(time.perf_counter() - t0)
+    ms = lambda xs, p: round(1000 * pct(xs, p), 1)  # noqa: E731
+    return {"chunks": backend.size, "questions": len(questions),
+            "p50_ms": ms(total, 50), "p95_ms": ms(total, 95),
+            "query_embedding_p50_ms": ms(embed, 50)}, backend
+
+
+def _synthetic(base: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = np.empty((n, base.shape[1]), dtype=np.float32)
+    for start in range(0, n, 100_000):
+        stop = min(n, start + 100_000)
+        rows = base[rng.integers(0, len(base), stop - start)]
+        noisy = rows + rng.normal(0, 0.04, rows.shape).astype(np.float32)
+        out[start:stop] = noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
+    return out
+
+
+def _time_search(index, queries: np.ndarray, k: int = 10) -> tuple[list[float], np.ndarray]:  # noqa: ANN001
+    times, ids = [], []
+    for q in queries:
+        t0 = time.perf_counter()
+        _, i = index.search(q[None, :], k)
+        times.append(time.perf_counter() - t0)
+        ids.append(i[0])
+    return times, np.array(ids)
+
+
+def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -> list[dict]:
+    import faiss
+
+    rows = []
+    for n in sizes:
+        data = _synthetic(base, n)
+        exact = faiss.IndexFlatIP(data.shape[1])
+        exact.add(data)
+        t_exact, truth = _time_search(exact, queries)
+        variants = {}
+        nlist = int(4 * np.sqrt(n))
+        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(data.shape[1]), data.shape[1], nlist,
+                                 faiss.METRIC_INNER_PRODUCT)
+        t0 = time.perf_counter()
+        ivf.train(data[np.random.default_rng(1).choice(n, min(n, 40 * nlist), replace=False)])
+        ivf.add(data)
+        build = time.perf_counter() - t0
+        for nprobe in (16, 32):
+            ivf.nprobe = nprobe
+            variants[f"ivf{nlist},nprobe{nprobe}"] = (ivf, build)
+        if n <= 200_000:
+            hnsw = faiss.IndexHNSWFlat(data.shape[1], 32, faiss.METRIC_INNER_PRODUCT)
+            hnsw.hnsw.efConstruction = 64
+            t0 = time.perf_counter()
+            hnsw.add(data)
+            hnsw.hnsw.efSearch = 64
+            variants["hnsw32,ef64"] = (hnsw, time.perf_counter() - t0)
+        row = {"vectors": n, "exact_p50_ms": round(1000 * pct(t_exact, 50), 2),
+               "exact_p95_ms": round(1000 * pct(t_exact, 95), 2)}
+        for name, (index, build_s) in variants.items():
+            if name.startswith("ivf"):
+                index.nprobe = int(name.split("nprobe")[1])
+            times, ids = _time_search(index, queries)
+            recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, truth, strict=True)])
+            row[name] = {"p50_ms": round(1000 * pct(times, 50), 2),
+                         "p95_ms": round(1000 * pct(times, 95), 2),
+                         "recall@10": round(float(recall), 4), "build_s": round(build_s, 1)}
+        rows.append(row)
+        del data, exact, variants
+    return rows
+
+
+def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:  # noqa: ANN001
+    import scipy.sparse as sp
+    from rank_bm25 import BM25Okapi
+
+    from indexing.bm25 import BM25Index
+
+    real = backend.bm25
+    texts = [d.page_content for d in backend.docs]
+    rows = []
+    for factor in (1, 3, 10):
+        weights = sp.vstack([real.weights] * factor).tocsc() if factor > 1 else real.weights
+        big = BM25Index(weights, real.vocab, real.stopwords)
+        times = []
+        for q in questions[:30]:
+            t0 = time.perf_counter()
+            big.search(q, 20)
+            times.append(time.perf_counter() - t0)
+        row = {"chunks": big.size, "sparse_p50_ms": round(1000 * statistics.median(times), 2),
+               "sparse_p95_ms": round(1000 * pct(times, 95), 2)}
+        if factor <= 3:  # rank-bm25 itself: every document scored in Python
+            okapi = BM25Okapi([real.tokenize(t) or ["-"] for t in texts * factor])
+            times = []
+            for q in questions[:10]:
+                t0 = time.perf_counter()
+                okapi.get_scores(real.tokenize(q))
+                times.append(time.perf_counter() - t0)
+            row["rank_bm25_p50_ms"] = round(1000 * statistics.median(times), 1)
+        rows.append(row)
+    return rows
+
+
+def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    questions = _questions(args)
+    real, backend = bench_real(cfg, questions)
+    index = backend.vectorstore.index
+    base = index.reconstruct_n(0, index.ntotal)
+    queries = np.stack([backend.embedder.embed_query_array(q) for q in questions[:100]])
+    report = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "real_index": real,
+        "dense_scale": bench_dense_scale(base, queries, args.sizes),
+        "bm25_growth": bench_bm25_growth(backend, questions),
+    }
+    print(json.dumps(report, indent=2))
+    return 0

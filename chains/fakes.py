@@ -1,0 +1,117 @@
+"""In-memory stand-ins for the retriever, for unit tests and UI development without an index.
+
+``FakeRetriever`` follows the ``retrievers`` contract (``retrieve``/``aretrieve`` returning an
+object with ``documents``, ``filters``, ``query``, ``empty``) with plain word-overlap scoring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.documents import Document
+
+_W = re.compile(r"[a-z0-9]+")
+_STOP = frozenset(
+    [
+        "the",
+        "a",
+        "an",
+        "of",
+        "in",
+        "on",
+        "for",
+        "and",
+        "or",
+        "to",
+        "is",
+        "are",
+        "was",
+        "were",
+        "do",
+        "does",
+        "with",
+        "by",
+        "what",
+        "how",
+    ]
+)
+
+
+@dataclass
+class FakeFilters:
+    values: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return dict(self.values)
+
+
+@dataclass
+class FakeRetrieval:
+    documents: list[Document]
+    filters: FakeFilters
+    query: str
+
+    @property
+    def empty(self) -> bool:
+        return not self.documents
+
+
+def make_doc(pmid: str, title: str, text: str, *, year: int = 2020, **extra: Any) -> Document:
+    md = {
+        "pmid": pmid,
+        "title": title,
+        "authors": extra.pop("authors", ["Doe J", "Roe R"]),
+        "journal": extra.pop("journal", "J Test"),
+        "year": year,
+        "month": None,
+        "day": None,
+        "doi": None,
+        "url": f"https://pubmed.ncbi.nlm.nih.gov/{pmid}/",
+        "chunk_index": 0,
+        "rrf_score": 0.0,
+        "ranks": {"bm25": None, "dense": None},
+        "scores": {},
+        "confidence": 0.5,
+        **extra,
+    }
+    return Document(page_content=text, metadata=md)
+
+
+class FakeRetriever:
+    """Scores documents by shared content words; records every query it was asked."""
+
+    def __init__(self, documents: list[Document], *, k: int = 3, min_overlap: int = 1) -> None:
+        self.documents = documents
+        self.k = k
+        self.min_overlap = min_overlap
+        self.calls: list[tuple[str, Any]] = []
+
+    def retrieve(
+        self, question: str, *, k: int | None = None, filters: Any = None
+    ) -> FakeRetrieval:
+        self.calls.append((question, filters))
+        q = {w for w in _W.findall(question.lower()) if w not in _STOP}
+        scored = []
+        for rank, d in enumerate(self.documents):
+            words = set(_W.findall((d.metadata["title"] + " " + d.page_content).lower()))
+            overlap = len(q & words)
+            if overlap >= self.min_overlap:
+                scored.append((-overlap, rank, d))
+        scored.sort(key=lambda x: (x[0], x[1]))
+        docs = []
+        for i, (_, _, d) in enumerate(scored[: k or self.k]):
+            md = {
+                **d.metadata,
+                "rrf_score": 1 / (60 + i + 1),
+                "ranks": {"bm25": i + 1, "dense": None},
+            }
+            docs.append(Document(page_content=d.page_content, metadata=md))
+        f = filters if isinstance(filters, FakeFilters) else FakeFilters()
+        return FakeRetrieval(docs, f, question)
+
+    async def aretrieve(
+        self, question: str, *, k: int | None = None, filters: Any = None
+    ) -> FakeRetrieval:
+        return self.retrieve(question, k=k, filters=filters)

@@ -1,0 +1,71 @@
+"""A streaming LangChain chat model over a loaded ``gpt4all.GPT4All`` (local GGUF, no download)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field
+
+
+class GPT4AllChatModel(BaseChatModel):
+    """System messages become the session's system prompt; earlier turns are replayed as text."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    client: Any = Field(exclude=True)
+    model_name: str = "gpt4all"
+    temperature: float = 0.0
+    top_p: float = 0.9
+    max_new_tokens: int = 128
+    repetition_penalty: float = 1.1
+
+    @property
+    def _llm_type(self) -> str:
+        return "gpt4all-chat"
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        system = "\n".join(str(m.content) for m in messages if m.type == "system")
+        turns = [m for m in messages if m.type != "system"]
+        prompt = "\n\n".join(
+            ("Assistant: " if m.type == "ai" else "") + str(m.content) for m in turns
+        )
+        temp = float(kwargs.get("temperature", self.temperature))
+        text = ""
+        with self.client.chat_session(system_prompt=system or None):
+            for piece in self.client.generate(
+                prompt,
+                max_tokens=int(kwargs.get("max_new_tokens") or self.max_new_tokens),
+                temp=temp,
+                top_k=1 if temp <= 0 else 40,
+                top_p=self.top_p,
+                repeat_penalty=self.repetition_penalty,
+                streaming=True,
+            ):
+                text += piece
+                if stop and any(s in text for s in stop):
+                    break
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+                if run_manager:
+                    run_manager.on_llm_new_token(piece, chunk=chunk)
+                yield chunk
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = "".join(c.text for c in self._stream(messages, stop, run_manager, **kwargs))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])

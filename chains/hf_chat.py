@@ -1,0 +1,196 @@
+"""A LangChain chat model over a local transformers model (a folder or a GGUF file).
+
+Why our own ``BaseChatModel`` rather than ``ChatHuggingFace(HuggingFacePipeline)``: we need three
+things the pipeline wrapper does not give cleanly: (1) exact token counts from the model's own
+tokenizer and chat template (the prompt budget), (2) the log-probability of short continuations
+(the yes/no/maybe verdict), and (3) streaming with greedy decoding without the pipeline's extra
+prompt re-tokenisation and its fixed 60 s streamer timeout. Generation itself is plain
+``model.generate`` with a ``TextIteratorStreamer`` in a worker thread.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from pydantic import ConfigDict, Field, PrivateAttr
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+
+
+def to_chat_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
+    """LangChain messages -> the ``[{"role", "content"}]`` list chat templates expect."""
+    out = []
+    for m in messages:
+        role = _ROLES.get(m.type, "user")
+        content = m.content if isinstance(m.content, str) else str(m.content)
+        out.append({"role": role, "content": content})
+    return out
+
+
+class LocalHFChatModel(BaseChatModel):
+    """Chat model over an already loaded transformers model + tokenizer."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    model: Any = Field(exclude=True)
+    tokenizer: Any = Field(exclude=True)
+    model_name: str = "local"
+    temperature: float = 0.0
+    top_p: float = 0.9
+    max_new_tokens: int = 128
+    repetition_penalty: float = 1.1
+    context_window: int = 2048
+
+    # generate() is not re-entrant on one model: serialise calls from several threads/sessions.
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+
+    @property
+    def _llm_type(self) -> str:
+        return "local-transformers"
+
+    @property
+    def _identifying_params(self) -> dict[str, Any]:
+        return {"model_name": self.model_name, "temperature": self.temperature}
+
+    # ---- tokens -------------------------------------------------------------------------
+    def encode_messages(
+        self, messages: Sequence[BaseMessage], *, add_generation_prompt: bool = True
+    ) -> list[int]:
+        """Token ids of the chat-templated prompt."""
+        chat = to_chat_dicts(messages)
+        if getattr(self.tokenizer, "chat_template", None):
+            text = self.tokenizer.apply_chat_template(
+                chat, tokenize=False, add_generation_prompt=add_generation_prompt
+            )
+        else:  # a base model without a template: plain concatenation
+            text = "\n\n".join(m["content"] for m in chat) + "\n"
+        return list(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def get_num_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def get_num_tokens_from_messages(self, messages: list[BaseMessage], tools: Any = None) -> int:
+        return len(self.encode_messages(messages))
+
+    # ---- generation ---------------------------------------------------------------------
+    def _gen_kwargs(self, **overrides: Any) -> dict[str, Any]:
+        """generate() settings; ``max_new_tokens``/``temperature`` can be overridden per call."""
+        max_new = int(overrides.get("max_new_tokens") or self.max_new_tokens)
+        temperature = float(overrides.get("temperature", self.temperature))
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new,
+            "repetition_penalty": self.repetition_penalty,
+            "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+        }
+        if temperature <= 0:
+            kwargs["do_sample"] = False  # greedy; no temperature/top_p (they would warn)
+        else:
+            kwargs.update(do_sample=True, temperature=temperature, top_p=self.top_p)
+        return kwargs
+
+    def _inputs(self, messages: Sequence[BaseMessage], prefix: str = "") -> dict[str, Any]:
+        import torch
+
+        ids = self.encode_messages(messages)
+        if prefix:  # the assistant turn already begun: the model continues it
+            ids += self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
+        device = getattr(self.model, "device", "cpu")
+        input_ids = torch.tensor([ids], device=device)
+        return {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids)}
+
+    def _stream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> Iterator[ChatGenerationChunk]:
+        from transformers import TextIteratorStreamer
+
+        inputs = self._inputs(messages, str(kwargs.pop("assistant_prefix", "") or ""))
+        streamer = TextIteratorStreamer(
+            self.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=600.0
+        )
+        gen_kwargs = {**inputs, **self._gen_kwargs(**kwargs), "streamer": streamer}
+        errors: list[BaseException] = []
+
+        def work() -> None:
+            import torch
+
+            try:
+                with self._lock, torch.inference_mode():
+                    self.model.generate(**gen_kwargs)
+            except BaseException as err:  # noqa: BLE001 - re-raised in the consumer thread
+                errors.append(err)
+                streamer.end()
+
+        thread = threading.Thread(target=work, name="llm-generate", daemon=True)
+        thread.start()
+        text = ""
+        try:
+            for piece in streamer:
+                if not piece:
+                    continue
+                text += piece
+                if stop and any(s in text for s in stop):
+                    break
+                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
+                if run_manager:
+                    run_manager.on_llm_new_token(piece, chunk=chunk)
+                yield chunk
+        finally:
+            thread.join()
+        if errors:
+            raise errors[0]
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: CallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        text = "".join(c.text for c in self._stream(messages, stop, run_manager, **kwargs))
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    # ---- scoring ------------------------------------------------------------------------
+    def score_continuations(
+        self, messages: Sequence[BaseMessage], continuations: Sequence[str], *, prefix: str = ""
+    ) -> list[float]:
+        """Log-probability of each continuation after the assistant turn opens with ``prefix``.
+
+        One forward pass over the prompt (its KV cache is then reused for every option).
+        """
+        import torch
+
+        prompt_ids = self.encode_messages(messages)
+        if prefix:
+            prompt_ids += self.tokenizer(prefix, add_special_tokens=False)["input_ids"]
+        device = getattr(self.model, "device", "cpu")
+        scores: list[float] = []
+        with self._lock, torch.inference_mode():
+            out = self.model(torch.tensor([prompt_ids], device=device), use_cache=True)
+            first_logp = torch.log_softmax(out.logits[0, -1].float(), dim=-1)
+            past = out.past_key_values
+            for cont in continuations:
+                ids = self.tokenizer(cont, add_special_tokens=False)["input_ids"]
+                if not ids:
+                    scores.append(-math.inf)
+                    continue
+                total = float(first_logp[ids[0]])
+                if len(ids) > 1:
+                    import copy
+
+                    rest = torch.tensor([ids[:-1]], device=device)
+                    o2 = self.model(rest, past_key_values=copy.deepcopy(past), use_cache=True)
+                    logp = torch.log_softmax(o2.logits[0].float(), dim=-1)
+                    total += float(sum(logp[i, t] for i, t in enumerate(ids[1:])))
+                scores.append(total)
+        return scores

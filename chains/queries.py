@@ -1,0 +1,301 @@
+"""Parsing what the small LLM writes for multi-query and rewrite steps, and guarding it.
+
+A 135M model's output is often messy: numbered lists, quotes, preambles ("Here are three
+queries:"), repeats, or a rewrite that forgets the topic. These functions make the best of it and
+fall back to something retrieval can use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+STOPWORDS = frozenset(
+    [
+        "a",
+        "about",
+        "above",
+        "after",
+        "again",
+        "against",
+        "all",
+        "also",
+        "am",
+        "an",
+        "and",
+        "any",
+        "are",
+        "as",
+        "at",
+        "be",
+        "because",
+        "been",
+        "before",
+        "being",
+        "between",
+        "both",
+        "but",
+        "by",
+        "can",
+        "could",
+        "did",
+        "do",
+        "does",
+        "doing",
+        "down",
+        "during",
+        "each",
+        "few",
+        "for",
+        "from",
+        "further",
+        "had",
+        "has",
+        "have",
+        "having",
+        "he",
+        "her",
+        "here",
+        "hers",
+        "him",
+        "his",
+        "how",
+        "i",
+        "if",
+        "in",
+        "into",
+        "is",
+        "it",
+        "its",
+        "itself",
+        "just",
+        "me",
+        "more",
+        "most",
+        "my",
+        "no",
+        "nor",
+        "not",
+        "now",
+        "of",
+        "off",
+        "on",
+        "once",
+        "only",
+        "or",
+        "other",
+        "our",
+        "ours",
+        "out",
+        "over",
+        "own",
+        "same",
+        "she",
+        "should",
+        "so",
+        "some",
+        "such",
+        "than",
+        "that",
+        "the",
+        "their",
+        "theirs",
+        "them",
+        "then",
+        "there",
+        "these",
+        "they",
+        "this",
+        "those",
+        "through",
+        "to",
+        "too",
+        "under",
+        "until",
+        "up",
+        "very",
+        "was",
+        "we",
+        "were",
+        "what",
+        "when",
+        "where",
+        "which",
+        "while",
+        "who",
+        "whom",
+        "why",
+        "will",
+        "with",
+        "would",
+        "you",
+        "your",
+        "yours",
+        "may",
+        "might",
+        "must",
+        "shall",
+        "any",
+        "whether",
+        "there's",
+        "what's",
+        "effect",
+        "effects",
+        "effective",
+        "question",
+        "questions",
+        "answer",
+        "please",
+        "tell",
+        "know",
+        "regarding",
+        "concerning",
+    ]
+)
+_PREAMBLE = re.compile(
+    r"^(here\s+(are|is)|sure|okay|ok|certainly|of course|the following|below are|queries|"
+    r"search queries|alternative|these are|i\s+(would|will|can)|standalone question|rewritten)\b",
+    re.IGNORECASE,
+)
+_BULLET = re.compile(
+    r"^\s*(?:[-*•]+|\(?\d{1,2}\s*[.):\]]|\(?[a-z][.)]|query\s*\d*\s*[:.)-])\s*", re.IGNORECASE
+)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*|\d{4}")
+
+
+def content_terms(text: str) -> list[str]:
+    """Lower-cased content words in order of appearance, without repeats."""
+    out: list[str] = []
+    for w in _WORD.findall(text):
+        lw = w.lower().strip("'-")
+        if len(lw) < 3 and not w.isupper():
+            continue
+        if lw in STOPWORDS or lw in out:
+            continue
+        out.append(lw)
+    return out
+
+
+def _same_term(a: str, b: str) -> bool:
+    """Crude stemming: 'child'/'children', 'stimulant'/'stimulants' match."""
+    if a == b:
+        return True
+    n = min(len(a), len(b))
+    return n >= 4 and a[: max(4, n - 3)] == b[: max(4, n - 3)]
+
+
+def _has(terms: Sequence[str], term: str) -> bool:
+    return any(_same_term(t, term) for t in terms)
+
+
+def _clean_line(line: str) -> str:
+    line = line.strip()
+    for _ in range(3):
+        line = _BULLET.sub("", line).strip()
+    line = line.strip("\"'“”‘’`").strip()
+    line = re.sub(r"\*\*|__", "", line).strip()
+    return re.sub(r"\s+", " ", line)
+
+
+def parse_queries(text: str, n: int, *, original: str = "") -> list[str]:
+    """Up to ``n`` distinct queries from a list the LLM wrote, whatever its format."""
+    parts: list[str] = []
+    for raw in re.split(r"[\n\r]+", text or ""):
+        # one line holding several numbered items: "1. foo 2. bar"
+        pieces = re.split(r"\s+(?=\(?\d{1,2}[.)]\s+[A-Za-z])", raw)
+        parts.extend(pieces)
+    seen = {original.strip().lower().rstrip("?.")} if original else set()
+    out: list[str] = []
+    for part in parts:
+        q = _clean_line(part)
+        if not q or q.endswith(":") and _PREAMBLE.match(q):
+            continue
+        if _PREAMBLE.match(q) and (q.endswith(":") or len(q.split()) > 3 and ":" in q):
+            q = q.split(":", 1)[1].strip()
+            if not q:
+                continue
+        if len(content_terms(q)) == 0 or len(q) > 300:
+            continue
+        key = q.lower().rstrip("?.")
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(q)
+        if len(out) >= n:
+            break
+    return out
+
+
+# ---- conversational rewrite guard ------------------------------------------------------------
+
+# "this drug", "these patients": clearly about something said before.
+_STRONG_ANAPHORA = frozenset("this these those such same".split())
+# "it", "they": often refer inside the question itself ("...which actors starred in it?").
+_WEAK_ANAPHORA = frozenset("it its they them their that there he she his her".split())
+MAX_REWRITE_WORDS = 40
+
+
+def needs_context(followup: str) -> bool:
+    """A follow-up that cannot stand alone: short, pronoun-led or starting with and/what about."""
+    words = [w.lower() for w in _WORD.findall(followup)]
+    if len(content_terms(followup)) < 3:
+        return True
+    if words and words[0] in ("and", "but", "also", "or"):
+        return True
+    if re.match(r"\s*(what|how)\s+about\b", followup, re.IGNORECASE):
+        return True
+    if any(w in _STRONG_ANAPHORA for w in words):
+        return True
+    return len(content_terms(followup)) < 5 and any(w in _WEAK_ANAPHORA for w in words)
+
+
+def clean_rewrite(text: str) -> str:
+    """First meaningful line of the rewrite, without labels or quotes."""
+    for line in (text or "").splitlines():
+        line = _clean_line(line)
+        line = re.sub(
+            r"^(standalone|rewritten|new)?\s*question\s*:\s*", "", line, flags=re.IGNORECASE
+        )
+        line = _clean_line(line)
+        if line and not (_PREAMBLE.match(line) and line.endswith(":")):
+            return line
+    return ""
+
+
+def fallback_query(followup: str, previous_questions: Sequence[str], max_terms: int = 6) -> str:
+    """Previous question's key terms + the follow-up: keeps the topic when a rewrite fails."""
+    fu = content_terms(followup)
+    key: list[str] = []
+    for q in reversed(previous_questions):
+        for w in _WORD.findall(q):
+            lw = w.lower()
+            if lw in STOPWORDS or (len(lw) < 3 and not w.isupper()):
+                continue
+            if not _has(fu, lw) and not _has([k.lower() for k in key], lw):
+                key.append(w)
+        if key:
+            break
+    body = followup.strip().rstrip("?").strip()
+    body = re.sub(r"^(and|but|also|or)\s+|^(what|how)\s+about\s+", "", body, flags=re.IGNORECASE)
+    return (" ".join(key[:max_terms]) + " " + body).strip() + "?"
+
+
+def guard_rewrite(
+    followup: str, rewrite: str, previous_questions: Sequence[str]
+) -> tuple[str, bool]:
+    """(question to search, whether the fallback was used).
+
+    A rewrite is kept when it is non-empty, not rambling, keeps every content word of the
+    follow-up, and (when the follow-up depends on context) mentions the earlier topic.
+    """
+    rw = clean_rewrite(rewrite)
+    rw_terms = content_terms(rw)
+    ok = bool(rw_terms) and len(rw.split()) <= MAX_REWRITE_WORDS
+    if ok:
+        ok = all(_has(rw_terms, t) for t in content_terms(followup))
+    if ok and needs_context(followup) and previous_questions:
+        prev_terms = [t for q in previous_questions for t in content_terms(q)]
+        ok = any(_has(rw_terms, t) for t in prev_terms if not _has(content_terms(followup), t))
+    if ok:
+        return rw, False
+    return fallback_query(followup, previous_questions), True

@@ -1,0 +1,82 @@
+"""The result shape every chain mode returns, and the events a streaming run yields.
+
+This is the contract between the chains and their consumers (CLI, eval, Chainlit UI).
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Mode = Literal["plain", "conversational", "multi-query"]
+MODES: tuple[str, ...] = ("plain", "conversational", "multi-query")
+
+
+class Source(BaseModel):
+    """One abstract the LLM saw, numbered as cited in the answer ([n])."""
+
+    n: int
+    pmid: str
+    title: str
+    url: str
+    year: int | None = None
+    journal: str = ""
+    authors: list[str] = Field(default_factory=list)
+    confidence: float = Field(0.0, ge=0, le=1)
+    passage: str = ""
+    rrf_score: float | None = None
+    ranks: dict[str, int | None] = Field(default_factory=dict)
+    scores: dict[str, float | None] = Field(default_factory=dict)
+
+    @property
+    def confidence_label(self) -> str:
+        if self.confidence >= 0.66:
+            return "high"
+        if self.confidence >= 0.33:
+            return "medium"
+        return "low"
+
+    @property
+    def first_author_et_al(self) -> str:
+        if not self.authors:
+            return ""
+        return self.authors[0] + (" et al." if len(self.authors) > 1 else "")
+
+
+class AnswerResult(BaseModel):
+    answer: str
+    mode: Mode
+    question: str
+    searched_question: str
+    sub_queries: list[str] = Field(default_factory=list)
+    filters: dict = Field(default_factory=dict)
+    sources: list[Source] = Field(default_factory=list)
+    refused: bool = False
+    verdict: Literal["yes", "no", "maybe"] | None = None
+    timings: dict[str, float] = Field(default_factory=dict)
+
+
+class PreparedEvent(BaseModel):
+    """Retrieval is done; the answer tokens follow."""
+
+    type: Literal["prepared"] = "prepared"
+    searched_question: str
+    sub_queries: list[str] = Field(default_factory=list)
+    filters: dict = Field(default_factory=dict)
+    sources: list[Source] = Field(default_factory=list)
+
+
+class TokenEvent(BaseModel):
+    """A piece of the final answer (never of the rewrite or the sub-queries)."""
+
+    type: Literal["token"] = "token"
+    text: str
+
+
+class DoneEvent(BaseModel):
+    type: Literal["done"] = "done"
+    result: AnswerResult
+
+
+AnswerEvent = PreparedEvent | TokenEvent | DoneEvent

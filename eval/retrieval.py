@@ -1,0 +1,125 @@
+"""``python -m app eval retrieval --questions FILE.jsonl``: BM25, dense and hybrid, scored by ranx.
+
+"hybrid" runs the chains' retriever with cfg.yaml's settings; only the cut after fusion is
+deepened (to 20 articles instead of ``topk_rrf``) so that hit@10/hit@20 can be measured: its first
+``topk_rrf`` results are exactly what the chains receive.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Iterable
+from pathlib import Path
+
+from app.errors import UserFacingError
+
+DEPTH = 20
+METRICS = {
+    "hit@1": "hit_rate@1",
+    "hit@3": "hit_rate@3",
+    "hit@5": "hit_rate@5",
+    "hit@10": "hit_rate@10",
+    "hit@20": "hit_rate@20",
+    "mrr": "mrr",
+    "ndcg@3": "ndcg@3",
+    "ndcg@10": "ndcg@10",
+    "recall@10": "recall@10",
+}
+SYSTEMS = ("bm25", "dense", "hybrid")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--questions", required=True, type=Path, help="JSONL: question, gold_pmids")
+    parser.add_argument("--split", default=None, help="only lines whose 'split' equals this")
+    parser.add_argument("--limit", type=int, default=None, help="first N questions only")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def read_questions(path: Path, split: str | None = None, limit: int | None = None) -> list[dict]:
+    if not path.is_file():
+        raise UserFacingError(f"question file not found: {path}")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            row["question"], row["gold_pmids"] = str(row["question"]), list(row["gold_pmids"])
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise UserFacingError(
+                f"{path}:{n}: expected a JSON object with 'question' and 'gold_pmids' ({err})"
+            ) from None
+        if split is None or row.get("split") == split:
+            rows.append(row)
+    return rows[:limit] if limit else rows
+
+
+def rankings(retriever, question: str) -> dict[str, list[str]]:  # noqa: ANN001 - HybridRetriever
+    """PMIDs ranked by each system for one question (filters parsed as the chains do)."""
+    query, filters = retriever._prepare(question, None)
+    bm25_r, dense_r = (r.bound(filters) for r in retriever.retrievers)
+    bm25_h, dense_h = bm25_r.invoke(query), dense_r.invoke(query)
+    hybrid = retriever.fuse([bm25_h, dense_h], k=DEPTH)
+    bm25 = bm25_h if bm25_r.k >= DEPTH else bm25_r.model_copy(update={"k": DEPTH}).invoke(query)
+    dense = dense_h if dense_r.k >= DEPTH else dense_r.model_copy(update={"k": DEPTH}).invoke(query)
+    return {
+        "bm25": [d.metadata["pmid"] for d in bm25],
+        "dense": [d.metadata["pmid"] for d in dense],
+        "hybrid": [d.metadata["pmid"] for d in hybrid],
+    }
+
+
+def score(questions: list[dict], ranked: list[dict[str, list[str]]]) -> dict[str, dict]:
+    from ranx import Qrels, Run, evaluate
+
+    qrels = Qrels({str(i): {p: 1 for p in q["gold_pmids"]} for i, q in enumerate(questions)})
+    out = {}
+    for system in SYSTEMS:
+        run_dict = {
+            str(i): ({p: 1.0 / r for r, p in enumerate(ranks[system], start=1)} or {"-": 0.0})
+            for i, ranks in enumerate(ranked)
+        }
+        values = evaluate(qrels, Run(run_dict), list(METRICS.values()), make_comparable=True)
+        out[system] = {name: round(float(values[m]), 4) for name, m in METRICS.items()}
+        out[system]["n"] = len(questions)
+    return out
+
+
+def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:  # noqa: ANN001
+    from retrievers.loading import load_retriever
+
+    questions = list(questions)
+    retriever = retriever or load_retriever(cfg)
+    started = time.perf_counter()
+    ranked = [rankings(retriever, q["question"]) for q in questions]
+    result = score(questions, ranked)
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def print_table(result: dict, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    table.add_column("system")
+    for name in [*METRICS, "n"]:
+        table.add_column(name, justify="right")
+    for system in SYSTEMS:
+        row = result[system]
+        table.add_row(system, *(f"{row[m]:.3f}" for m in METRICS), str(row["n"]))
+    Console().print(table)
+
+
+def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    questions = read_questions(args.questions, args.split, args.limit)
+    if not questions:
+        raise UserFacingError(f"no questions in {args.questions} (split={args.split})")
+    result = evaluate_retrieval(cfg, questions)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_table(result, f"{args.questions.name} ({len(questions)} questions)")
+    return 0

@@ -1,0 +1,255 @@
+"""Build or update the index: chunk, embed (resumable), write FAISS + BM25 + docs, swap in.
+
+``build_index`` re-embeds every article; ``update_index`` reuses the vectors of articles whose
+content hash is unchanged and embeds only new or changed PMIDs. Both write a new build folder and
+publish it atomically (see :mod:`indexing.store`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import faiss
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from tqdm.auto import tqdm
+
+from indexing.bm25 import BM25Index
+from indexing.chunking import Chunk, TokenChunker
+from indexing.embeddings import Embedder, build_embedder
+from indexing.store import (
+    IndexMissingError,
+    Manifest,
+    ShardCache,
+    location,
+    new_build_dir,
+    open_current,
+    publish,
+)
+from ingest.models import Article
+
+SHARD_ROWS = 1024
+
+
+def article_hash(article: Article) -> str:
+    return hashlib.sha256(article.model_dump_json(exclude={"version"}).encode()).hexdigest()[:24]
+
+
+@dataclass
+class StoredChunks:
+    """Chunks of a published build, in vector order."""
+
+    chunk_ids: list[str]
+    pmids: list[str]
+    texts: list[str]
+    metadata: list[dict]
+
+    def __len__(self) -> int:
+        return len(self.chunk_ids)
+
+
+def read_chunks(folder: Path) -> StoredChunks:
+    table = pq.read_table(folder / "chunks.parquet")
+    cols = table.to_pydict()
+    return StoredChunks(
+        chunk_ids=cols["chunk_id"],
+        pmids=cols["pmid"],
+        texts=cols["text"],
+        metadata=[json.loads(m) for m in cols["metadata"]],
+    )
+
+
+def read_article_hashes(folder: Path) -> dict[str, str]:
+    cols = pq.read_table(folder / "articles.parquet").to_pydict()
+    return dict(zip(cols["pmid"], cols["content_hash"], strict=True))
+
+
+def _write_chunks(folder: Path, chunks: Sequence[Chunk]) -> None:
+    table = pa.table(
+        {
+            "chunk_id": [c.chunk_id for c in chunks],
+            "pmid": [c.pmid for c in chunks],
+            "chunk_index": [c.index for c in chunks],
+            "text": [c.text for c in chunks],
+            "metadata": [json.dumps(c.metadata, ensure_ascii=False) for c in chunks],
+        }
+    )
+    pq.write_table(table, folder / "chunks.parquet")
+
+
+def _write_articles(folder: Path, hashes: dict[str, str]) -> None:
+    pq.write_table(
+        pa.table({"pmid": list(hashes), "content_hash": list(hashes.values())}),
+        folder / "articles.parquet",
+    )
+
+
+def _embed_resumable(
+    embedder: Embedder, chunks: Sequence[Chunk], cache: ShardCache, show_progress: bool
+) -> np.ndarray:
+    texts = [c.search_text for c in chunks]
+    out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    bar = tqdm(total=len(texts), desc="embedding chunks", unit="chunk", disable=not show_progress)
+    for start in range(0, len(texts), SHARD_ROWS):
+        stop = min(start + SHARD_ROWS, len(texts))
+        cached = cache.get(start, stop - start)
+        if cached is None:
+            cached = embedder.encode(texts[start:stop], progress=bar.update)
+            cache.put(start, cached)
+        else:
+            bar.update(stop - start)
+        out[start:stop] = cached
+    bar.close()
+    return out
+
+
+def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:  # noqa: ANN001
+    h = hashlib.sha256()
+    h.update(f"{cfg.index.embedding_model}|{cfg.index.embedding_backend}|{SHARD_ROWS}".encode())
+    for c in chunks:
+        h.update(c.chunk_id.encode())
+        h.update(hashlib.md5(c.search_text.encode()).digest())
+    return h.hexdigest()
+
+
+def _load_reusable(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:  # noqa: ANN001
+    try:
+        folder, manifest = open_current(cfg, verify=False)
+    except IndexMissingError:
+        return None
+    if manifest.embedding_backend != cfg.index.embedding_backend:
+        return None
+    index = faiss.read_index(str(folder / "dense.faiss"))
+    vectors = index.reconstruct_n(0, index.ntotal)
+    return read_chunks(folder), read_article_hashes(folder), vectors
+
+
+def build_index(
+    cfg,  # noqa: ANN001 - app.config.Config
+    articles: Sequence[Article],
+    *,
+    reuse: bool = False,
+    corpus_checksum: str = "",
+    corpus_files: Sequence[str] = (),
+    dropped_short: int = 0,
+    bad_records: int = 0,
+    show_progress: bool = False,
+    embedder: Embedder | None = None,
+    if_missing: bool = False,
+) -> Manifest:
+    """Index ``articles`` and publish them; with ``reuse``, unchanged PMIDs keep their vectors.
+
+    With ``if_missing``, an index that another process finished meanwhile is returned as is.
+    """
+    if not articles:
+        raise ValueError("no articles to index")
+    with location(cfg).lock():
+        if if_missing:
+            try:
+                return open_current(cfg)[1]
+            except IndexMissingError:
+                pass
+        return _build_locked(
+            cfg, articles, reuse=reuse, corpus_checksum=corpus_checksum,
+            corpus_files=corpus_files, dropped_short=dropped_short, bad_records=bad_records,
+            show_progress=show_progress, embedder=embedder,
+        )
+
+
+def _build_locked(
+    cfg,  # noqa: ANN001
+    articles: Sequence[Article],
+    *,
+    reuse: bool,
+    corpus_checksum: str,
+    corpus_files: Sequence[str],
+    dropped_short: int,
+    bad_records: int,
+    show_progress: bool,
+    embedder: Embedder | None,
+) -> Manifest:
+    started = time.perf_counter()
+    loc = location(cfg)
+    embedder = embedder or build_embedder(cfg)
+    chunker = TokenChunker(embedder.tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
+    previous = _load_reusable(cfg) if reuse else None
+
+    hashes = {a.pmid: article_hash(a) for a in articles}
+    reused_rows: dict[str, list[int]] = {}
+    if previous:
+        stored, old_hashes, _ = previous
+        for row, pmid in enumerate(stored.pmids):
+            if old_hashes.get(pmid) == hashes.get(pmid):
+                reused_rows.setdefault(pmid, []).append(row)
+
+    to_embed = [a for a in articles if a.pmid not in reused_rows]
+    new_chunks = chunker.chunk_articles(
+        tqdm(to_embed, desc="chunking", unit="article", disable=not show_progress)
+    )
+    cache = ShardCache(loc.work, _plan_key(cfg, new_chunks))
+    new_vectors = _embed_resumable(embedder, new_chunks, cache, show_progress)
+
+    chunks: list[Chunk] = []
+    parts: list[np.ndarray] = []
+    new_by_pmid: dict[str, list[int]] = {}
+    for i, c in enumerate(new_chunks):
+        new_by_pmid.setdefault(c.pmid, []).append(i)
+    for article in articles:
+        if article.pmid in reused_rows:
+            stored, _, old_vectors = previous
+            rows = reused_rows[article.pmid]
+            chunks.extend(
+                Chunk(
+                    article.pmid,
+                    stored.metadata[r]["chunk_index"],
+                    stored.texts[r],
+                    stored.metadata[r],
+                )
+                for r in rows
+            )
+            parts.append(old_vectors[rows])
+        else:
+            rows = new_by_pmid.get(article.pmid, [])
+            chunks.extend(new_chunks[r] for r in rows)
+            parts.append(new_vectors[rows])
+    vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+
+    build_dir = new_build_dir(loc)
+    _write_chunks(build_dir, chunks)
+    _write_articles(build_dir, hashes)
+    dense = faiss.IndexFlatIP(embedder.dimension)
+    dense.add(vectors)
+    faiss.write_index(dense, str(build_dir / "dense.faiss"))
+    BM25Index.build(
+        [c.search_text for c in chunks],
+        k1=cfg.retrieval.bm25.k1,
+        b=cfg.retrieval.bm25.b,
+        stopwords=cfg.retrieval.bm25.stopwords,
+    ).save(build_dir)
+    manifest = Manifest(
+        name=cfg.index.name,
+        embedding_model=cfg.index.embedding_model,
+        embedding_backend=cfg.index.embedding_backend,
+        dimension=embedder.dimension,
+        chunk_size=cfg.index.chunk_size,
+        chunk_overlap=cfg.index.chunk_overlap,
+        bm25_settings=cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"}),
+        corpus_checksum=corpus_checksum,
+        corpus_files=list(corpus_files),
+        articles=len(articles),
+        chunks=len(chunks),
+        dropped_short=dropped_short,
+        bad_records=bad_records,
+        build_seconds=round(time.perf_counter() - started, 2),
+        reused_articles=len(reused_rows),
+        embedded_articles=len(to_embed),
+    )
+    publish(loc, build_dir, manifest)
+    cache.clear()
+    return manifest

@@ -1,0 +1,1 @@
+"""``python -m app index build|update|stats``."""

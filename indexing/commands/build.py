@@ -1,0 +1,21 @@
+"""``python -m app index build``: (re)build the whole index; an interrupted build resumes."""
+
+from __future__ import annotations
+
+import argparse
+
+from indexing.commands.common import add_arguments as _common_arguments
+from indexing.commands.common import run_indexing
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _common_arguments(parser)
+    parser.add_argument(
+        "--if-needed",
+        action="store_true",
+        help="reuse an up-to-date index; update a stale one; build only when missing",
+    )
+
+
+def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    return run_indexing(cfg, args, reuse=False)

@@ -1,0 +1,25 @@
+"""``python -m app index stats [--json]``: what the current index holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from indexing.store import location, open_current
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print JSON")
+
+
+def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    folder, manifest = open_current(cfg, verify=False)
+    stats = manifest.stats()
+    stats["path"] = str(location(cfg).link)
+    stats["size_bytes"] = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    if args.json:
+        print(json.dumps(stats, indent=2))
+    else:
+        for key, value in stats.items():
+            print(f"{key:>20}: {value}")
+    return 0

@@ -1,0 +1,227 @@
+"""On-disk index: one folder per build, swapped in atomically, nothing pickled.
+
+Layout under ``<index.dir>``::
+
+    <name>            -> symlink to <name>.builds/<build-id>   (swapped with one os.replace)
+    <name>.builds/<build-id>/manifest.json   settings, counts, checksums of the files below
+                           chunks.parquet    chunk text + article metadata (JSON), in vector order
+                           articles.parquet  pmid + content hash (what ``index update`` compares)
+                           dense.faiss       FAISS index (faiss' own binary format)
+                           bm25.npz          BM25 term weights (scipy sparse, loaded without pickle)
+                           bm25_vocab.json
+    <name>.work/      embeddings of an unfinished build, reused when the build is run again
+
+A build killed at any point leaves the previous build (the symlink's target) untouched.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as _dt
+import fcntl
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from app.errors import IndexMissingError
+
+FORMAT_VERSION = 1
+MANIFEST = "manifest.json"
+DATA_FILES = ("chunks.parquet", "articles.parquet", "dense.faiss", "bm25.npz", "bm25_vocab.json")
+HOW_TO_BUILD = "build it with `make run` or `.venv/bin/python -m app index build`"
+
+
+class IndexMismatchError(IndexMissingError):
+    """The index on disk was built with other settings than cfg.yaml asks for."""
+
+
+class Manifest(BaseModel):
+    format_version: int = FORMAT_VERSION
+    name: str
+    embedding_model: str
+    embedding_backend: str
+    dimension: int
+    chunk_size: int
+    chunk_overlap: int
+    faiss_index: str = "flat-ip"
+    bm25_settings: dict = Field(default_factory=dict)  # k1, b, stopwords the BM25 matrix used
+    corpus_checksum: str = ""
+    corpus_files: list[str] = Field(default_factory=list)
+    articles: int
+    chunks: int
+    dropped_short: int = 0
+    bad_records: int = 0
+    built_at: str = Field(
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    )
+    build_seconds: float = 0.0
+    reused_articles: int = 0
+    embedded_articles: int = 0
+    file_sha256: dict[str, str] = Field(default_factory=dict)
+
+    def stats(self) -> dict:
+        return self.model_dump(exclude={"file_sha256", "corpus_files"})
+
+
+@dataclass(frozen=True)
+class IndexLocation:
+    root: Path  # <index.dir>
+    name: str
+
+    @property
+    def link(self) -> Path:
+        return self.root / self.name
+
+    @property
+    def builds(self) -> Path:
+        return self.root / f"{self.name}.builds"
+
+    @property
+    def work(self) -> Path:
+        return self.root / f"{self.name}.work"
+
+    @contextlib.contextmanager
+    def lock(self):  # noqa: ANN201
+        """Serialise builds of this index across processes (two `make run`s, parallel tests)."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with open(self.root / f".{self.name}.lock", "w") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def current(self) -> Path | None:
+        """The folder of the build in use, or None when there is none."""
+        if self.link.is_symlink() or self.link.is_dir():
+            target = self.link.resolve()
+            if (target / MANIFEST).is_file():
+                return target
+        return None
+
+
+def location(cfg) -> IndexLocation:  # noqa: ANN001 - app.config.Config
+    return IndexLocation(cfg.resolve(cfg.index.dir), cfg.index.name)
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def read_manifest(folder: Path) -> Manifest:
+    return Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
+
+
+def new_build_dir(loc: IndexLocation) -> Path:
+    loc.builds.mkdir(parents=True, exist_ok=True)
+    stamp = _dt.datetime.now(_dt.UTC).strftime("%Y%m%dT%H%M%S")
+    return Path(tempfile.mkdtemp(prefix=f"{stamp}-", dir=loc.builds))
+
+
+def publish(loc: IndexLocation, build_dir: Path, manifest: Manifest) -> None:
+    """Checksum the build's files, write its manifest last, then swap the symlink atomically."""
+    manifest.file_sha256 = {name: sha256_file(build_dir / name) for name in DATA_FILES}
+    tmp_manifest = build_dir / (MANIFEST + ".tmp")
+    tmp_manifest.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
+    os.replace(tmp_manifest, build_dir / MANIFEST)
+    previous = loc.current()
+    if loc.link.exists() and not loc.link.is_symlink():  # an old-style folder: move it aside
+        os.replace(loc.link, loc.builds / f"legacy-{os.getpid()}")
+    tmp_link = loc.root / f".{loc.name}.link-{os.getpid()}"
+    if tmp_link.is_symlink():
+        tmp_link.unlink()
+    tmp_link.symlink_to(os.path.relpath(build_dir, loc.root))
+    os.replace(tmp_link, loc.link)
+    _prune(loc, keep={build_dir.resolve(), previous.resolve() if previous else None})
+
+
+def _prune(loc: IndexLocation, keep: set) -> None:
+    """Remove builds other than the current and the previous one (unfinished ones included)."""
+    for child in loc.builds.iterdir():
+        if child.resolve() not in keep:
+            shutil.rmtree(child, ignore_errors=True)
+
+
+def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:  # noqa: ANN001
+    """The current build's folder and manifest, checked against cfg.yaml and its checksums."""
+    loc = location(cfg)
+    folder = loc.current()
+    if folder is None:
+        raise IndexMissingError(f"no search index at {loc.link}: {HOW_TO_BUILD}")
+    manifest = read_manifest(folder)
+    check_compatible(manifest, cfg)
+    if verify:
+        for name, digest in manifest.file_sha256.items():
+            path = folder / name
+            if not path.is_file() or sha256_file(path) != digest:
+                raise IndexMissingError(
+                    f"index file {path} is missing or does not match its manifest checksum "
+                    f"(damaged or edited): rebuild with `.venv/bin/python -m app index build`"
+                )
+    return folder, manifest
+
+
+def check_compatible(manifest: Manifest, cfg) -> None:  # noqa: ANN001
+    problems = []
+    if manifest.format_version != FORMAT_VERSION:
+        problems.append(
+            f"format version {manifest.format_version} (this code reads {FORMAT_VERSION})"
+        )
+    for key in ("embedding_model", "chunk_size", "chunk_overlap"):
+        have, want = getattr(manifest, key), getattr(cfg.index, key)
+        if have != want:
+            problems.append(
+                f"index.{key} is {want!r} in cfg.yaml but the index was built with {have!r}"
+            )
+    if problems:
+        raise IndexMismatchError(
+            "the index on disk does not match cfg.yaml: "
+            + "; ".join(problems)
+            + ". Rebuild it: `.venv/bin/python -m app index build`"
+        )
+
+
+# -- resumable embedding shards ----------------------------------------------------------------
+class ShardCache:
+    """Embeddings of an unfinished build, saved shard by shard (numpy, no pickle)."""
+
+    def __init__(self, folder: Path, plan_key: str) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        plan = folder / "plan.json"
+        if plan.is_file() and json.loads(plan.read_text()).get("key") != plan_key:
+            shutil.rmtree(folder)
+            folder.mkdir(parents=True)
+        plan.write_text(json.dumps({"key": plan_key}))
+
+    def _path(self, start: int) -> Path:
+        return self.folder / f"emb-{start:09d}.npy"
+
+    def get(self, start: int, rows: int) -> np.ndarray | None:
+        path = self._path(start)
+        if not path.is_file():
+            return None
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except (ValueError, OSError):
+            return None
+        return arr if arr.shape[0] == rows else None
+
+    def put(self, start: int, vectors: np.ndarray) -> None:
+        tmp = self.folder / f".tmp-{start}.npy"
+        np.save(tmp, vectors, allow_pickle=False)
+        os.replace(tmp, self._path(start))
+
+    def clear(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -1,0 +1,37 @@
+"""BM25 tokenizer for biomedical text.
+
+Case-folded, punctuation dropped, but gene, receptor and disease names written with hyphens or
+digits survive as single terms (``COVID-19`` → ``covid-19``, also ``covid`` and ``19``;
+``5-HT2A`` → ``5-ht2a``; ``IL-6``; ``BRCA1``), so an exact name outranks its parts.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+# Alphanumeric runs joined by inner hyphens, slashes or dots ("covid-19", "5-ht2a", "0.05").
+_TOKEN = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:[-/.][0-9a-z\u00c0-\u024f]+)*")
+_SPLIT = re.compile(r"[-/.]")
+STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+
+
+def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
+    """Terms of ``text``; compounds are kept whole and also contribute their parts."""
+    out: list[str] = []
+    for match in _TOKEN.finditer(text.casefold()):
+        term = match.group()
+        if _SPLIT.search(term):
+            out.append(term)
+            parts = [p for p in _SPLIT.split(term) if p]
+            out.extend(p for p in parts if not (stopwords and p in STOPWORDS))
+        elif not (stopwords and term in STOPWORDS):
+            out.append(term)
+    return out
+
+
+@lru_cache(maxsize=2)
+def tokenizer_for(stopwords: bool):  # noqa: ANN201 - a plain callable for BM25
+    return lambda text: tokenize(text, stopwords=stopwords)

@@ -1,0 +1,196 @@
+"""A small NCBI E-utilities client: ESearch for PMIDs, EFetch for PubMed XML.
+
+It follows NCBI's usage rules: at most 3 requests a second (10 with ``NCBI_API_KEY``), ``tool``
+and ``email`` on every request, retries with back-off on 429/5xx and network errors. Requests are
+POSTed, so the API key never appears in a URL, a log line or an error message.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from ingest.errors import FetchError
+
+TOOL = "pubmed-assistant"
+RETRY_STATUSES = {429, 500, 502, 503, 504}
+MAX_BACKOFF_S = 60.0
+
+
+class HTTPStatusError(Exception):
+    """A non-2xx answer; ``retry_after`` is the server's ``Retry-After`` in seconds, if any."""
+
+    def __init__(self, status: int, body: bytes = b"", retry_after: float | None = None):
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.retry_after = retry_after
+
+
+class Transport(Protocol):
+    """POST ``data`` (form-encoded) to ``url`` and return the body; raise
+    :class:`HTTPStatusError` for a non-2xx status and ``OSError`` for network failures."""
+
+    def __call__(self, url: str, data: Mapping[str, str], timeout: float) -> bytes: ...
+
+
+def urllib_transport(url: str, data: Mapping[str, str], timeout: float) -> bytes:
+    body = urllib.parse.urlencode(data).encode("ascii")
+    request = urllib.request.Request(url, data=body, method="POST")
+    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.read()
+    except urllib.error.HTTPError as err:
+        retry_after = err.headers.get("Retry-After") if err.headers else None
+        raise HTTPStatusError(
+            err.code,
+            err.read() if err.fp else b"",
+            float(retry_after) if retry_after and retry_after.isdigit() else None,
+        ) from None
+    except http.client.HTTPException as err:  # IncompleteRead, RemoteDisconnected...
+        raise OSError(f"{type(err).__name__}: {err}") from None
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    count: int  # how many records match
+    webenv: str  # the history server session holding them...
+    query_key: str  # ...and their key in it
+    ids: list[str] = field(default_factory=list)
+
+
+@dataclass
+class EUtilsClient:
+    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+    api_key: str | None = None
+    email: str | None = None
+    max_retries: int = 5
+    timeout_s: float = 60.0
+    transport: Transport = urllib_transport
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    _last_request: float | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def from_env(
+        cls, base_url: str, max_retries: int, environ: Mapping[str, str] | None = None, **kw
+    ) -> EUtilsClient:
+        """A client with ``NCBI_API_KEY`` / ``NCBI_EMAIL`` taken from the environment only."""
+        env = os.environ if environ is None else environ
+        return cls(
+            base_url=base_url,
+            api_key=env.get("NCBI_API_KEY") or None,
+            email=env.get("NCBI_EMAIL") or None,
+            max_retries=max_retries,
+            **kw,
+        )
+
+    @property
+    def min_interval_s(self) -> float:
+        return 0.11 if self.api_key else 0.34
+
+    def esearch(
+        self, term: str, *, mindate: str = "", maxdate: str = "", retmax: int = 0
+    ) -> SearchResult:
+        """Search PubMed, leaving the result on NCBI's history server (``usehistory=y``)."""
+        params = {
+            "db": "pubmed",
+            "term": term,
+            "usehistory": "y",
+            "retmax": str(retmax),
+            "retmode": "json",
+        }
+        if mindate or maxdate:
+            params.update(datetype="pdat", mindate=mindate, maxdate=maxdate)
+        body = self.request("esearch.fcgi", params)
+        try:
+            result = json.loads(body)["esearchresult"]
+        except (ValueError, KeyError, TypeError):
+            raise FetchError(
+                f"ESearch returned an unexpected answer ({_excerpt(body, self.api_key)}); "
+                "try again later"
+            ) from None
+        if "ERROR" in result:
+            raise FetchError(
+                f"PubMed rejected the search {term!r}: {result['ERROR']}; "
+                "check corpus.fetch.query (PubMed search syntax)"
+            )
+        return SearchResult(
+            count=int(result.get("count", 0)),
+            webenv=str(result.get("webenv", "")),
+            query_key=str(result.get("querykey", "")),
+            ids=list(result.get("idlist", [])),
+        )
+
+    def efetch(self, webenv: str, query_key: str, retstart: int, retmax: int) -> bytes:
+        """PubMed XML for records ``retstart``..``retstart+retmax-1`` of a history result."""
+        return self.request(
+            "efetch.fcgi",
+            {
+                "db": "pubmed",
+                "WebEnv": webenv,
+                "query_key": query_key,
+                "retstart": str(retstart),
+                "retmax": str(retmax),
+                "retmode": "xml",
+            },
+        )
+
+    def request(self, endpoint: str, params: Mapping[str, str]) -> bytes:
+        """One rate-limited E-utilities call, retried on transient failures."""
+        data = {**params, "tool": TOOL}
+        if self.email:
+            data["email"] = self.email
+        if self.api_key:
+            data["api_key"] = self.api_key
+        url = self.base_url.rstrip("/") + "/" + endpoint
+        last_error = ""
+        for attempt in range(self.max_retries + 1):
+            self._wait_turn()
+            try:
+                return self.transport(url, data, self.timeout_s)
+            except HTTPStatusError as err:
+                if err.status not in RETRY_STATUSES:
+                    raise FetchError(
+                        f"{url} answered HTTP {err.status} ({_excerpt(err.body, self.api_key)}); "
+                        "check corpus.fetch.base_url and the query, and NCBI_API_KEY if set"
+                    ) from None
+                last_error = f"HTTP {err.status}"
+                delay = err.retry_after
+            except OSError as err:  # URLError, timeouts, connection resets
+                last_error = f"{type(err).__name__}: {getattr(err, 'reason', err)}"
+                delay = None
+            if attempt < self.max_retries:
+                self.sleep(min(delay if delay is not None else 2.0**attempt, MAX_BACKOFF_S))
+        raise FetchError(
+            f"PubMed E-utilities ({url}) failed {self.max_retries + 1} times "
+            f"(last error: {last_error}). Check the network or proxy and try again later; "
+            "setting NCBI_API_KEY raises NCBI's rate limit. Or put PubMed XML files in a "
+            "corpus.paths folder instead of fetching."
+        )
+
+    def _wait_turn(self) -> None:
+        now = self.clock()
+        if self._last_request is not None:
+            wait = self._last_request + self.min_interval_s - now
+            if wait > 0:
+                self.sleep(wait)
+                now += wait
+        self._last_request = now
+
+
+def _excerpt(body: bytes, secret: str | None = None) -> str:
+    """The start of an error body, with the API key blanked (NCBI echoes an invalid key)."""
+    text = body.decode("utf-8", "replace").strip().replace("\n", " ")
+    if secret:
+        text = text.replace(secret, "***")
+    return (text[:150] + "...") if len(text) > 150 else (text or "no details")

@@ -1,0 +1,122 @@
+"""The search engine behind the retrievers: build/load/search, with metadata filters.
+
+The retrievers and chains only see :class:`SearchBackend`; FAISS + BM25 on local files is the
+default engine, and another (a server) can implement the same three methods.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Protocol
+
+import faiss
+import numpy as np
+from langchain_community.docstore.in_memory import InMemoryDocstore
+from langchain_community.vectorstores import FAISS
+from langchain_community.vectorstores.utils import DistanceStrategy
+from langchain_core.documents import Document
+
+from indexing.bm25 import BM25Index
+from indexing.build import read_chunks
+from indexing.embeddings import Embedder, build_embedder
+from indexing.store import Manifest, open_current
+from retrievers.filters import Filters
+
+
+class SearchBackend(Protocol):
+    manifest: Manifest
+
+    def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
+        """Chunks by BM25 score (metadata ``score``), best first."""
+
+    def dense_search(
+        self, query: str, k: int, threshold: float, filters: Filters
+    ) -> list[Document]:
+        """Chunks with cosine similarity >= threshold (metadata ``score``), best first."""
+
+    @property
+    def size(self) -> int:
+        """Number of chunks."""
+
+
+def identity_relevance(score: float) -> float:
+    """Vectors are L2-normalised and the index is inner-product: the raw score IS the cosine.
+
+    LangChain's default for MAX_INNER_PRODUCT maps s to 1 - s for positive s, which would turn a
+    cosine of 0.8 into a "relevance" of 0.2 and make ``score_threshold`` mean the opposite.
+    """
+    return score
+
+
+class FaissBM25Backend:
+    """FAISS (exact inner product over normalised vectors) + sparse BM25, loaded from disk."""
+
+    def __init__(self, cfg, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+        folder, self.manifest = open_current(cfg)
+        self.embedder = embedder or build_embedder(cfg)
+        stored = read_chunks(folder)
+        self.docs = [
+            Document(page_content=text, metadata=meta, id=cid)
+            for cid, text, meta in zip(stored.chunk_ids, stored.texts, stored.metadata, strict=True)
+        ]
+        index = faiss.read_index(str(folder / "dense.faiss"))
+        self.vectorstore = FAISS(
+            embedding_function=self.embedder,
+            index=index,
+            docstore=InMemoryDocstore({d.id: d for d in self.docs}),
+            index_to_docstore_id=dict(enumerate(stored.chunk_ids)),
+            distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
+            relevance_score_fn=identity_relevance,
+        )
+        self.bm25 = BM25Index.load(folder)
+        self.years = np.array([m.get("year") or -1 for m in stored.metadata], dtype=np.int32)
+
+    @property
+    def size(self) -> int:
+        return len(self.docs)
+
+    def _mask(self, filters: Filters) -> np.ndarray | None:
+        if filters.is_empty():
+            return None
+        mask = np.ones(self.size, dtype=bool)
+        if filters.year_min is not None:
+            mask &= self.years >= filters.year_min
+        if filters.year_max is not None:
+            mask &= (self.years <= filters.year_max) & (self.years >= 0)
+        if filters.title_contains or filters.author:
+            rows = np.flatnonzero(mask)
+            keep = [r for r in rows if filters.matches(self.docs[r].metadata)]
+            mask = np.zeros(self.size, dtype=bool)
+            mask[keep] = True
+        return mask
+
+    def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
+        hits = self.bm25.search(query, k, self._mask(filters))
+        return [_with_score(self.docs[row], score) for row, score in hits]
+
+    def dense_search(
+        self, query: str, k: int, threshold: float, filters: Filters
+    ) -> list[Document]:
+        mask = self._mask(filters)
+        if mask is not None and not mask.any():
+            return []
+        # Over-fetch: several chunks may belong to one article, and a filter may reject many.
+        fetch_k = self.size if mask is not None else min(self.size, 4 * k)
+        with warnings.catch_warnings():
+            # LangChain warns when a cosine is negative or nothing passes the threshold; both are
+            # expected here (cosine lies in [-1, 1]; an off-topic question has no hit).
+            warnings.simplefilter("ignore", UserWarning)
+            pairs = self.vectorstore.similarity_search_with_relevance_scores(
+                query,
+                k=fetch_k,
+                fetch_k=fetch_k,
+                score_threshold=threshold,
+                filter=(lambda meta: filters.matches(meta)) if mask is not None else None,
+            )
+        return [_with_score(doc, score) for doc, score in pairs]
+
+
+def _with_score(doc: Document, score: float) -> Document:
+    return Document(
+        page_content=doc.page_content, metadata={**doc.metadata, "score": float(score)}, id=doc.id
+    )

@@ -1,0 +1,209 @@
+"""Metadata filters parsed from the question by rules, and removed from the searched text.
+
+Recognised: "after 2020" (2021 on), "since 2019" / "from 2019 onwards", "before 2016" (up to
+2015), "between 2015 and 2018" / "from 2015 to 2018" / "2015-2018" (inclusive), "in 2021" /
+"published in 2021", "in the last 5 years", "title contains covid" / "with covid in the title",
+"by Deary" (author surname; after words like papers/studies/published, before "et al.", or at the
+end of the question).
+
+Not filters, left in the question: "IL-2", "COVID-19", numbers of people ("in 2000 children"),
+and a year used as a name, such as "the 2020 sepsis guidelines": that names a document and
+articles discussing it may be from any later year, so restricting the publication year would hide
+exactly what the user asks about. Only a preposition+year phrase restricts the year.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from dataclasses import dataclass, field
+
+from pydantic import BaseModel, Field
+
+_YEAR = r"((?:19|20)\d{2})"
+# A year phrase ends the clause: followed by punctuation, end, or a function word — not a noun
+# ("in 2000 children" counts people).
+_END = r"(?=\s*(?:$|[?.!,;:)]|\s(?:on|about|for|and|or|of|that|which|with|to|in|regarding|"
+_END += r"concerning|what|how|is|are|was|were|do|does|did|has|have)\b))"
+_PUB = r"(?:(?:published|publications?|papers?|articles?|studies|research)\s+)?"
+
+_AUTHOR_STOP = {
+    "Alzheimer",
+    "Parkinson",
+    "Huntington",
+    "Down",
+    "Crohn",
+    "Hodgkin",
+    "Cushing",
+    "Graves",
+    "Asperger",
+    "Tourette",
+    "Turner",
+    "Williams",
+    "Klinefelter",
+    "Fragile",
+    "COVID",
+    "SARS",
+    "The",
+    "A",
+    "An",
+    "This",
+    "These",
+    "Those",
+    "Our",
+    "Their",
+    "Its",
+    "His",
+    "Her",
+    "Using",
+    "Means",
+    "Way",
+    "Virtue",
+    "Far",
+    "Default",
+    "Design",
+    "Chance",
+    "Age",
+    "Sex",
+    "Gender",
+}
+
+
+class Filters(BaseModel):
+    """Active metadata filters; empty means no restriction."""
+
+    year_min: int | None = None
+    year_max: int | None = None
+    title_contains: list[str] = Field(default_factory=list)
+    author: str | None = None
+
+    def is_empty(self) -> bool:
+        return not self.as_dict()
+
+    def as_dict(self) -> dict:
+        return self.model_dump(exclude_none=True, exclude_defaults=True)
+
+    def matches(self, metadata: dict) -> bool:
+        year = metadata.get("year")
+        if self.year_min is not None and (year is None or year < self.year_min):
+            return False
+        if self.year_max is not None and (year is None or year > self.year_max):
+            return False
+        if self.title_contains:
+            title = (metadata.get("title") or "").casefold()
+            if not all(t.casefold() in title for t in self.title_contains):
+                return False
+        if self.author:
+            want = self.author.casefold()
+            names = [a.casefold() for a in metadata.get("authors") or []]
+            if not any(re.search(rf"(^|\s){re.escape(want)}(\s|$)", n) for n in names):
+                return False
+        return True
+
+    def describe(self) -> str:
+        parts = []
+        if self.year_min is not None and self.year_max is not None:
+            parts.append(
+                f"year {self.year_min}"
+                if self.year_min == self.year_max
+                else f"years {self.year_min}-{self.year_max}"
+            )
+        elif self.year_min is not None:
+            parts.append(f"year >= {self.year_min}")
+        elif self.year_max is not None:
+            parts.append(f"year <= {self.year_max}")
+        parts += [f"title contains '{t}'" for t in self.title_contains]
+        if self.author:
+            parts.append(f"author {self.author}")
+        return ", ".join(parts)
+
+
+@dataclass
+class _Parse:
+    text: str
+    filters: dict = field(default_factory=dict)
+
+    def take(self, pattern: str, handler, flags: int = re.IGNORECASE) -> None:  # noqa: ANN001
+        def repl(m: re.Match) -> str:
+            handler(m)
+            return " "
+
+        self.text = re.sub(pattern, repl, self.text, flags=flags)
+
+
+def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str, Filters]:
+    """Return (question without the filter phrases, Filters)."""
+    year_now = (today or _dt.date.today()).year
+    p = _Parse(question)
+    f = p.filters
+
+    def set_range(lo: int | None, hi: int | None) -> None:
+        if lo is not None:
+            f["year_min"] = max(lo, f.get("year_min", lo))
+        if hi is not None:
+            f["year_max"] = min(hi, f.get("year_max", hi))
+
+    p.take(
+        rf"\b{_PUB}(?:published\s+)?(?:between|from)\s+{_YEAR}\s*(?:and|to|until|-|–)\s*{_YEAR}{_END}",
+        lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
+    )
+    p.take(
+        rf"\b(?:in|during)\s+{_YEAR}\s*[-–]\s*{_YEAR}{_END}",
+        lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
+    )
+    p.take(
+        rf"\b{_PUB}(?:published\s+)?after\s+{_YEAR}{_END}", lambda m: set_range(int(m[1]) + 1, None)
+    )
+    p.take(
+        rf"\b{_PUB}(?:published\s+)?(?:since|from)\s+{_YEAR}(?:\s+onwards?)?{_END}",
+        lambda m: set_range(int(m[1]), None),
+    )
+    p.take(
+        rf"\b{_PUB}(?:published\s+)?before\s+{_YEAR}{_END}",
+        lambda m: set_range(None, int(m[1]) - 1),
+    )
+    p.take(
+        rf"\b{_PUB}(?:published\s+)?(?:in|during)\s+{_YEAR}{_END}",
+        lambda m: set_range(int(m[1]), int(m[1])),
+    )
+    p.take(
+        r"\b(?:published\s+)?(?:in|over|during|within)\s+the\s+(?:last|past)\s+(\d{1,2})\s+years?\b",
+        lambda m: set_range(year_now - int(m[1]) + 1, None),
+    )
+    p.take(
+        r"\b(?:whose\s+|where\s+the\s+|with\s+(?:a\s+|the\s+)?)?title\s+(?:contains|containing|"
+        r"includes|including|mentions|with)\s+[\"']?([^\"'?,;]+?)[\"']?(?=\s*(?:$|[?.!,;]|\s(?:and|or)\s))",
+        lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
+    )
+    p.take(
+        r"\bwith\s+[\"']?([\w-]+(?:\s[\w-]+)?)[\"']?\s+in\s+(?:the|their|its)\s+titles?\b",
+        lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
+    )
+    _take_author(p)
+    text = re.sub(r"\s{2,}", " ", p.text).strip()
+    text = re.sub(r"\s+([?.!,;])", r"\1", text)
+    text = re.sub(r"^[\s,;:]+", "", text)
+    return text, Filters(**f)
+
+
+def _take_author(p: _Parse) -> None:
+    name = r"([A-Z][a-zA-Z'\u00c0-\u024f-]+(?:\s+[A-Z]{1,3}\b)?)"
+
+    def handler(m: re.Match) -> None:
+        p.filters["author"] = m[1].split()[0]
+
+    def guarded(pattern: str) -> None:
+        def repl(m: re.Match) -> str:
+            if m[1].split()[0] in _AUTHOR_STOP or "author" in p.filters:
+                return m[0]
+            handler(m)
+            return " "
+
+        p.text = re.sub(pattern, repl, p.text)
+
+    guarded(
+        r"\b(?:[Aa]uthored|[Ww]ritten|[Pp]ublished|[Pp]apers?|[Aa]rticles?|[Ss]tudies|[Ww]ork|"
+        rf"[Rr]esearch|[Pp]ublications?)\s+by\s+{name}(?:\s+et\s+al\.?)?"
+    )
+    guarded(rf"\bby\s+{name}\s+et\s+al\.?")
+    guarded(rf"\b(?:[Aa]uthor|[Bb]y)\s+{name}(?=\s*[?.!]?\s*$)")

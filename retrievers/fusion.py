@@ -1,0 +1,60 @@
+"""Weighted Reciprocal Rank Fusion, per PMID.
+
+Several chunks of one abstract count once: within each ranked list an article takes the rank of
+its best chunk, and the passage returned is the chunk that contributed the most to its score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from langchain_core.documents import Document
+
+
+def best_chunk_per_article(docs: Sequence[Document], key: str = "pmid") -> list[Document]:
+    """Keep the first (best-ranked) chunk of each article, in order."""
+    seen: set = set()
+    out = []
+    for doc in docs:
+        ident = doc.metadata[key]
+        if ident not in seen:
+            seen.add(ident)
+            out.append(doc)
+    return out
+
+
+def reciprocal_rank_fusion(
+    ranked_lists: Sequence[Sequence[Document]],
+    *,
+    c: float = 60,
+    weights: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+    key: str = "pmid",
+) -> list[Document]:
+    """Fuse ranked lists: score(a) = sum_i w_i / (c + rank_i(a)), rank counted per article.
+
+    Returns copies of the documents, best first, with ``rrf_score`` and ``ranks`` (name -> rank
+    or None) in their metadata.
+    """
+    weights = list(weights) if weights is not None else [1.0] * len(ranked_lists)
+    names = list(names) if names is not None else [str(i) for i in range(len(ranked_lists))]
+    if not (len(weights) == len(names) == len(ranked_lists)):
+        raise ValueError("ranked_lists, weights and names must have the same length")
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int | None]] = {}
+    passage: dict[str, tuple[float, Document]] = {}
+    for docs, weight, name in zip(ranked_lists, weights, names, strict=True):
+        for rank, doc in enumerate(best_chunk_per_article(docs, key), start=1):
+            ident = doc.metadata[key]
+            contribution = weight / (c + rank)
+            scores[ident] = scores.get(ident, 0.0) + contribution
+            ranks.setdefault(ident, dict.fromkeys(names))[name] = rank
+            if ident not in passage or contribution > passage[ident][0]:
+                passage[ident] = (contribution, doc)
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    fused = []
+    for ident in order:
+        doc = passage[ident][1]
+        meta = {**doc.metadata, "rrf_score": scores[ident], "ranks": ranks[ident]}
+        fused.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
+    return fused

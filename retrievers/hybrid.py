@@ -1,0 +1,204 @@
+"""The patched EnsembleRetriever: BM25 + similarity-thresholded FAISS, fused by RRF per PMID.
+
+The patch (the seed team's idea, done right and on both the sync and async paths):
+- FAISS returns only hits with cosine similarity >= ``score_threshold``;
+- when FAISS has fewer than ``k`` articles above it, BM25 contributes no more articles than FAISS
+  did, and when FAISS has none the retriever returns nothing, so off-topic questions are refused
+  without calling the LLM;
+- fusion is per PMID and each result carries the fused score, each retriever's rank and score,
+  and a confidence in [0, 1].
+Filters parsed from the question ("after 2020", "by Deary") are applied inside both retrievers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from langchain_classic.retrievers import EnsembleRetriever
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import RunnableConfig
+from langchain_core.runnables.config import patch_config
+from pydantic import BaseModel, ConfigDict, Field
+
+from retrievers.backend import SearchBackend
+from retrievers.filters import Filters, parse_filters
+from retrievers.fusion import best_chunk_per_article, reciprocal_rank_fusion
+from retrievers.keywords import keyword_query
+
+NAMES = ("bm25", "dense")
+# Cosine at which the dense half of the confidence saturates (MiniLM rarely exceeds it).
+COSINE_FULL_CONFIDENCE = 0.75
+
+
+class Retrieval(BaseModel):
+    """What one retrieval produced: documents best first, the active filters, the searched text."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    documents: list[Document]
+    filters: Filters = Field(default_factory=Filters)
+    query: str = ""
+
+    @property
+    def empty(self) -> bool:
+        return not self.documents
+
+
+class _BackendRetriever(BaseRetriever):
+    backend: Any  # SearchBackend (a Protocol; pydantic cannot validate it)
+    k: int = 20
+    filters: Filters = Field(default_factory=Filters)
+
+    def bound(self, filters: Filters) -> _BackendRetriever:
+        return self.model_copy(update={"filters": filters})
+
+
+class BM25ChunkRetriever(_BackendRetriever):
+    """rank-bm25 scoring over title + chunk text; one (best) chunk per article."""
+
+    rare_keywords: bool = False
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        text = keyword_query(query) if self.rare_keywords else query
+        # Over-fetch chunks so that k distinct articles survive the per-article cut.
+        docs = self.backend.bm25_search(text, 3 * self.k, self.filters)
+        return best_chunk_per_article(docs)[: self.k]
+
+
+class ThresholdedFaissRetriever(_BackendRetriever):
+    """FAISS cosine similarity search; hits below ``score_threshold`` are dropped."""
+
+    score_threshold: float = 0.25
+
+    def _get_relevant_documents(
+        self, query: str, *, run_manager: CallbackManagerForRetrieverRun
+    ) -> list[Document]:
+        docs = self.backend.dense_search(query, self.k, self.score_threshold, self.filters)
+        return best_chunk_per_article(docs)[: self.k]
+
+
+class HybridRetriever(EnsembleRetriever):
+    """``EnsembleRetriever`` over [BM25, thresholded FAISS] with the patch described above."""
+
+    c: float = 60  # the parent types it int; cfg.yaml may give a float
+    k: int = 20
+    topk: int = 3
+    parse_filters: bool = True
+
+    @classmethod
+    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:  # noqa: ANN001
+        r = cfg.retrieval
+        return cls(
+            retrievers=[
+                BM25ChunkRetriever(backend=backend, k=r.k, rare_keywords=r.bm25.rare_keywords),
+                ThresholdedFaissRetriever(
+                    backend=backend, k=r.k, score_threshold=r.score_threshold
+                ),
+            ],
+            weights=list(r.weights),
+            c=r.rrf_c,
+            k=r.k,
+            topk=r.topk_rrf,
+            id_key="pmid",
+        )
+
+    # -- public API -----------------------------------------------------------------------------
+    def retrieve(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        config: RunnableConfig | None = None,
+    ) -> Retrieval:
+        query, filters = self._prepare(question, filters)
+        lists = [
+            r.bound(filters).invoke(query, patch_config(config, run_name=name))
+            for r, name in zip(self.retrievers, NAMES, strict=True)
+        ]
+        return Retrieval(documents=self.fuse(lists, k), filters=filters, query=query)
+
+    async def aretrieve(
+        self,
+        question: str,
+        *,
+        k: int | None = None,
+        filters: Filters | None = None,
+        config: RunnableConfig | None = None,
+    ) -> Retrieval:
+        query, filters = self._prepare(question, filters)
+        lists = await asyncio.gather(
+            *[
+                r.bound(filters).ainvoke(query, patch_config(config, run_name=name))
+                for r, name in zip(self.retrievers, NAMES, strict=True)
+            ]
+        )
+        return Retrieval(documents=self.fuse(list(lists), k), filters=filters, query=query)
+
+    # -- the EnsembleRetriever hooks (invoke / ainvoke go through these) ------------------------
+    def rank_fusion(
+        self,
+        query: str,
+        run_manager: CallbackManagerForRetrieverRun,
+        *,
+        config: RunnableConfig | None = None,
+    ) -> list[Document]:
+        config = patch_config(config, callbacks=run_manager.get_child())
+        return self.retrieve(query, config=config).documents
+
+    async def arank_fusion(
+        self,
+        query: str,
+        run_manager: AsyncCallbackManagerForRetrieverRun,
+        *,
+        config: RunnableConfig | None = None,
+    ) -> list[Document]:
+        config = patch_config(config, callbacks=run_manager.get_child())
+        return (await self.aretrieve(query, config=config)).documents
+
+    # -- fusion ---------------------------------------------------------------------------------
+    def _prepare(self, question: str, filters: Filters | None) -> tuple[str, Filters]:
+        if filters is not None:
+            return question, filters
+        if not self.parse_filters:
+            return question, Filters()
+        query, parsed = parse_filters(question)
+        return (query or question), parsed
+
+    def fuse(self, lists: list[list[Document]], k: int | None = None) -> list[Document]:
+        bm25, dense = (best_chunk_per_article(docs) for docs in lists)
+        if not dense:
+            return []
+        if len(dense) < self.k:
+            bm25 = bm25[: len(dense)]
+        fused = reciprocal_rank_fusion(
+            [bm25, dense], c=self.c, weights=self.weights, names=NAMES, key="pmid"
+        )[: k or self.topk]
+        return [self._annotate(doc, bm25, dense) for doc in fused]
+
+    def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document]) -> Document:
+        pmid = doc.metadata["pmid"]
+        scores = {
+            name: next((d.metadata["score"] for d in docs if d.metadata["pmid"] == pmid), None)
+            for name, docs in zip(NAMES, (bm25, dense), strict=True)
+        }
+        best_possible = sum(self.weights) / (self.c + 1)
+        fused_part = min(1.0, doc.metadata["rrf_score"] / best_possible)
+        cosine = scores["dense"]
+        threshold = self.retrievers[1].score_threshold
+        dense_part = 0.0
+        if cosine is not None:
+            span = max(COSINE_FULL_CONFIDENCE - threshold, 1e-6)
+            dense_part = min(1.0, max(0.0, (cosine - threshold) / span))
+        meta = {k: v for k, v in doc.metadata.items() if k != "score"}
+        meta["scores"] = scores
+        meta["confidence"] = round(0.5 * fused_part + 0.5 * dense_part, 4)
+        return Document(page_content=doc.page_content, metadata=meta, id=doc.id)

@@ -1,0 +1,252 @@
+"""Browser-test plumbing: a real server in a subprocess, Debian's Chromium driven by Playwright, and
+a small page object for the chat.
+
+Chromium comes from Debian (``apt-get update && apt-get install -y chromium``); Playwright's own
+browser download is never used. Tests skip when it, or the shared data, is absent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from app.config import Config
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+ARTIFACTS = REPO_ROOT / "test-artifacts"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]
+SERVER_START_TIMEOUT_S = 180  # bound on waiting for /health (a cold import of torch is slow)
+ANSWER_TIMEOUT_MS = 240_000  # bound on one answer with the real model on a busy 2-core machine
+MODE_LABEL = re.compile(r"Mode: (plain|conversational|multi-query)")
+PUBMED_HREF = re.compile(r"^https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/$")
+
+# Records every version of the newest message's text, to see an answer grow token by token.
+_RECORD_PARTIALS = """
+window.__partials = [];
+new MutationObserver(() => {
+  const els = document.querySelectorAll('.message-content');
+  const last = els[els.length - 1];
+  if (!last) return;
+  const text = last.innerText;
+  const seen = window.__partials;
+  if (seen[seen.length - 1] !== text) seen.push(text);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+
+def require_chromium() -> None:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is absent: install it with "
+                    "`apt-get update && apt-get install -y chromium`")
+    pytest.importorskip("playwright.sync_api", reason="playwright (python) is not installed")
+
+
+def require_shared_data() -> None:
+    if not (SHARED_DATA / "pubmed").is_dir():
+        pytest.skip(f"shared data not found at {SHARED_DATA} (see its README.md)")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None = None) -> Path:
+    """Write ``cfg`` as a YAML file at ``path`` with every path in it made absolute (so the file
+    works from any folder), then apply ``overrides`` (a nested dict of sections)."""
+    data = cfg.model_dump(mode="json")
+    data["corpus"]["paths"] = [str(cfg.resolve(p)) for p in cfg.corpus.paths]
+    data["corpus"]["fetch"]["out_dir"] = str(cfg.resolve(cfg.corpus.fetch.out_dir))
+    data["index"]["dir"] = str(cfg.resolve(cfg.index.dir))
+    data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
+    for key, value in cfg.prompts.model_dump().items():
+        data["prompts"][key] = str(cfg.resolve(value))
+    if cfg.llm.model_path:
+        data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
+    for section, values in (overrides or {}).items():
+        data.setdefault(section, {}).update(values)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    return path
+
+
+class Server:
+    """``python -m app serve`` (or another command) in its own process group, logged to a file."""
+
+    def __init__(self, args: list[str], port: int, log_path: Path,
+                 env: dict[str, str] | None = None) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        self.log_path = log_path
+        full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                    "PYTHONUNBUFFERED": "1", **(env or {})}
+        self._log = log_path.open("wb")
+        self.proc = subprocess.Popen(
+            [sys.executable, *args], cwd=REPO_ROOT, env=full_env, stdout=self._log,
+            stderr=subprocess.STDOUT, start_new_session=True)
+
+    def log(self) -> str:
+        return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def wait_ready(self, timeout_s: float = SERVER_START_TIMEOUT_S) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"server exited with {self.proc.returncode}:\n{self.log()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except OSError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"server not ready after {timeout_s} s:\n{self.log()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)  # our own process group only
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=15)
+        self._log.close()
+
+
+@contextmanager
+def running_server(args: list[str], log_path: Path,
+                   env: dict[str, str] | None = None) -> Iterator[Server]:
+    """Start ``python <args>`` (``{port}`` in an argument becomes a free port), wait until it
+    answers /health, and stop it afterwards."""
+    port = free_port()
+    server = Server([a.format(port=port) for a in args], port, log_path, env)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def chromium() -> Iterator[Any]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+class ChatPage:
+    """One browser tab on the chat, remembering dialogs and every request it made."""
+
+    def __init__(self, browser: Any, base_url: str) -> None:
+        self.base_url = base_url
+        self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
+        self.context.add_init_script(_RECORD_PARTIALS)
+        self.page = self.context.new_page()
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.page.on("dialog", self._on_dialog)
+        self.page.on("request", lambda req: self.requests.append(req.url))
+
+    def _on_dialog(self, dialog: Any) -> None:
+        self.dialogs.append(dialog.message)
+        dialog.dismiss()
+
+    def open(self) -> ChatPage:
+        """Load the chat and wait until the session has started (its settings have arrived):
+        a question sent earlier can see Chainlit's start-of-chat "task ended" event arrive while
+        it is answered, which hides the stop button."""
+        self.page.goto(self.base_url)
+        self.page.wait_for_selector("#chat-input", timeout=60_000)
+        self.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+        return self
+
+    def close(self) -> None:
+        self.context.close()
+
+    # ---- asking ----------------------------------------------------------------------------
+    def answers(self) -> Any:
+        """Finished answers: their content ends with the mode label."""
+        return self.page.locator(".message-content", has_text=MODE_LABEL)
+
+    def send(self, question: str) -> int:
+        """Type and send a question; returns how many answers were finished before it."""
+        before = self.answers().count()
+        self.page.evaluate("window.__partials = []")
+        self.page.fill("#chat-input", question)
+        submit = self.page.locator("#chat-submit")
+        submit.wait_for()
+        self.page.wait_for_function(
+            "() => { const b = document.querySelector('#chat-submit'); return b && !b.disabled; }")
+        submit.click()
+        return before
+
+    def wait_answer(self, before: int, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
+        self.answers().nth(before).wait_for(timeout=timeout_ms)
+        return self.answers().nth(before)
+
+    def ask(self, question: str, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
+        return self.wait_answer(self.send(question), timeout_ms)
+
+    def user_messages(self) -> list[str]:
+        """The questions in this tab's chat (user text is shown as plain preformatted text)."""
+        return self.page.locator(".message-content pre").all_inner_texts()
+
+    def partials(self) -> list[str]:
+        return list(self.page.evaluate("window.__partials"))
+
+    def set_mode(self, label: str) -> None:
+        self.page.click("#chat-settings-open-modal")
+        self.page.click("#mode")
+        self.page.get_by_role("option", name=label).click()
+        self.page.click("#confirm")
+        self.page.locator("#chat-settings").wait_for(state="hidden")
+
+    def last_search_step(self) -> str:
+        """Open the newest collapsed "Used Search" step and return its text."""
+        toggle = self.page.locator("button#step-Search").last
+        toggle.wait_for()
+        if toggle.get_attribute("aria-expanded") != "true":
+            toggle.click()
+        region = self.page.locator(f"[id='{toggle.get_attribute('aria-controls')}']")
+        region.get_by_text("Sources found:").wait_for()
+        return region.inner_text()
+
+    def source_links(self, answer: Any) -> list[tuple[str, str, str | None]]:
+        """(text, href, target) of the PubMed links in one answer."""
+        return [(a.inner_text(), a.get_attribute("href") or "", a.get_attribute("target"))
+                for a in answer.locator("a[href^='https://pubmed.ncbi.nlm.nih.gov/']").all()]
+
+    def external_requests(self) -> list[str]:
+        local = ("http://127.0.0.1:", "http://localhost:", "ws://127.0.0.1:", "ws://localhost:",
+                 "data:", "blob:")
+        return [u for u in self.requests if not u.startswith(local)]
+
+    def screenshot(self, name: str) -> Path:
+        ARTIFACTS.mkdir(exist_ok=True)
+        path = ARTIFACTS / name
+        self.page.screenshot(path=str(path), full_page=True)
+        print(f"\nscreenshot: {path}")
+        return path

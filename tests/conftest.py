@@ -1,0 +1,122 @@
+"""Shared fixtures: the real shared data (skipped cleanly when absent) and a small real index.
+
+The small index (~450 real articles: every gold article of the first eval questions, ADHD and
+stimulant articles for the conversational test, and a slice of each corpus) is built once and
+cached under ``.cache/test-index/<key>``; the key covers the selection and the index code, so a
+change rebuilds it and a fresh clone builds it from scratch (about a minute on 2 cores).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+PUBMED_DIR = SHARED_DATA / "pubmed"
+EVAL_DIR = SHARED_DATA / "eval"
+INDEX_CODE = [
+    "indexing/build.py",
+    "indexing/chunking.py",
+    "indexing/bm25.py",
+    "indexing/tokenize.py",
+    "indexing/embeddings.py",
+    "indexing/store.py",
+    "ingest/models.py",
+]
+ADHD = re.compile(r"\b(ADHD|attention[- ]deficit|methylphenidate|stimulant)", re.IGNORECASE)
+
+
+def require_shared_data() -> Path:
+    if not (PUBMED_DIR / "intelligence_2013_2022.xml.gz").is_file():
+        pytest.skip(
+            f"shared PubMed data not found at {SHARED_DATA} (clone with ../shared beside it)"
+        )
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return require_shared_data()
+
+
+@pytest.fixture(scope="session")
+def shared_articles(shared_data: Path):
+    """Every article of both shared corpora, parsed once per session (a few seconds)."""
+    from app.config import load_config
+    from ingest.corpus import load_corpus
+
+    cfg = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}})
+    return load_corpus(cfg).articles
+
+
+def _gold_pmids(name: str, limit: int) -> list[str]:
+    path = EVAL_DIR / name
+    if not path.is_file():
+        return []
+    lines = path.read_text(encoding="utf-8").splitlines()[:limit]
+    return [p for line in lines for p in json.loads(line)["gold_pmids"]]
+
+
+def small_selection(articles) -> list:  # noqa: ANN001
+    gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100))
+    chosen: dict[str, object] = {}
+    adhd = [a for a in articles if ADHD.search(a.title + " " + a.abstract)]
+    for a in [
+        *(a for a in articles if a.pmid in gold),
+        *adhd[:80],
+        *articles[:120],
+        *articles[-80:],
+    ]:
+        chosen.setdefault(a.pmid, a)
+    return list(chosen.values())
+
+
+def _key(articles, cfg) -> str:  # noqa: ANN001
+    h = hashlib.sha256()
+    h.update(cfg.index.model_dump_json(exclude={"dir", "name"}).encode())
+    h.update(cfg.retrieval.bm25.model_dump_json().encode())
+    for rel in INDEX_CODE:
+        h.update((REPO / rel).read_bytes())
+    for a in articles:
+        h.update(a.model_dump_json().encode())
+    return h.hexdigest()[:16]
+
+
+@pytest.fixture(scope="session")
+def small_index_cfg(shared_articles):
+    """A Config whose index is a real ~450-article FAISS+BM25 index built from shared data."""
+    from app.config import load_config
+    from indexing.build import build_index
+    from indexing.store import IndexMissingError, open_current
+
+    articles = small_selection(shared_articles)
+    cache = REPO / ".cache" / "test-index"
+    cfg = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}})
+    cfg = load_config(
+        overrides={
+            "corpus": {"paths": [str(PUBMED_DIR)]},
+            "index": {"dir": str(cache), "name": _key(articles, cfg)},
+        }
+    )
+    try:
+        open_current(cfg)
+    except IndexMissingError:
+        build_index(cfg, articles, if_missing=True)  # waits if another process is building it
+    return cfg
+
+
+@pytest.fixture(scope="session")
+def small_retriever(small_index_cfg):
+    from retrievers.loading import load_retriever
+
+    return load_retriever(small_index_cfg)

@@ -1,0 +1,228 @@
+"""The Assistant's wiring per mode, with fake LLMs and a fake retriever (no model, no index)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
+
+from app.config import Config
+from app.errors import UserFacingError
+from chains.assistant import Assistant
+from chains.budget import fit_prompt
+from chains.fakes import FakeRetriever, make_doc
+from chains.result import DoneEvent, PreparedEvent, TokenEvent
+from chains.steps import answer_messages
+
+DOCS = [
+    make_doc(
+        "11",
+        "Methylphenidate for ADHD in adults",
+        "Methylphenidate improved ADHD symptoms in adults.",
+    ),
+    make_doc(
+        "22", "Stimulants in children with ADHD", "Stimulant medication helped children with ADHD."
+    ),
+    make_doc("33", "Amphetamine and attention", "Amphetamine improved attention in ADHD trials."),
+    make_doc("44", "Sleep in adolescents", "Sleep duration and school performance in adolescents."),
+]
+
+
+class RecordingLLM(FakeListChatModel):
+    """FakeListChatModel that records every prompt it was given."""
+
+    prompts: list[list[BaseMessage]] = []
+
+    def _call(self, messages: list[BaseMessage], *args: Any, **kwargs: Any) -> str:
+        self.prompts.append(messages)
+        return super()._call(messages, *args, **kwargs)
+
+    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+        self.prompts.append(messages)
+        yield from super()._stream(messages, *args, **kwargs)
+
+    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+        self.prompts.append(messages)
+        async for chunk in super()._astream(messages, *args, **kwargs):
+            yield chunk
+
+
+def words(msgs: list[BaseMessage]) -> int:
+    return sum(len(str(m.content).split()) for m in msgs)
+
+
+def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):  # noqa: ANN001,ANN202
+    llm = RecordingLLM(responses=responses, prompts=[])
+    retriever = FakeRetriever(list(docs), k=k)
+    a = Assistant.from_config(cfg or Config(), retriever=retriever, llm=llm, count_tokens=words)
+    return a, llm, retriever
+
+
+def collect(a: Assistant, q: str, mode: str, history=None) -> list:  # noqa: ANN001
+    async def go() -> list:
+        return [e async for e in a.astream(q, mode=mode, history=history)]
+
+    return asyncio.run(go())
+
+
+def test_plain_events_order_and_sources_numbered() -> None:
+    a, llm, _ = make(["Methylphenidate works [1] in adults [9]."])
+    events = collect(a, "What does methylphenidate do in ADHD?", "plain")
+    assert isinstance(events[0], PreparedEvent)
+    assert all(isinstance(e, TokenEvent) for e in events[1:-1]) and len(events) > 3
+    assert isinstance(events[-1], DoneEvent)
+    r = events[-1].result
+    assert r.mode == "plain" and not r.refused
+    assert [s.n for s in r.sources] == list(range(1, len(r.sources) + 1))
+    assert r.sources[0].pmid == "11"
+    assert events[0].sources == r.sources
+    assert r.answer == "Methylphenidate works [1] in adults."  # [9] is not a listed source
+    assert "[9]" not in "".join(e.text for e in events[1:-1])
+    assert set(r.timings) >= {"retrieve_s", "first_token_s", "total_s"}
+    # the prompt holds exactly the listed sources, numbered, before the question
+    prompt = str(llm.prompts[-1][0].content)
+    for s in r.sources:
+        assert f"[{s.n}] {s.title}" in prompt
+    assert prompt.index("[1]") < prompt.index("What does methylphenidate do")
+
+
+@pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
+def test_refusal_never_calls_the_llm(mode: str) -> None:
+    a, llm, _ = make(["should never be used"])
+    hist = (
+        [("Are stimulants effective for ADHD?", "Yes [1].")] if mode == "conversational" else None
+    )
+    events = collect(a, "Who won the 2014 football World Cup?", mode, hist)
+    assert [type(e) for e in events] == [PreparedEvent, TokenEvent, DoneEvent]
+    r = events[-1].result
+    assert r.refused and r.answer == Config().chains.refusal and r.sources == []
+    assert events[1].text == Config().chains.refusal
+    assert llm.prompts == []  # a standalone follow-up is not even rewritten
+
+
+def test_conversational_rewrite_feeds_retrieval() -> None:
+    a, llm, retriever = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    r = a.ask("and in children?", mode="conversational", history=hist)
+    assert retriever.calls[0][0] == "Are stimulants effective for ADHD in children?"
+    assert r.searched_question == "Are stimulants effective for ADHD in children?"
+    assert r.sources[0].pmid == "22"
+    rewrite_prompt = str(llm.prompts[0][0].content)
+    assert "Are stimulant medications effective for ADHD?" in rewrite_prompt
+    assert "and in children?" in rewrite_prompt
+
+
+def test_conversational_garbage_rewrite_falls_back() -> None:
+    a, _, retriever = make(["I like turtles.", "Yes [1]."])
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    r = a.ask("and in children?", mode="conversational", history=hist)
+    searched = retriever.calls[0][0].lower()
+    assert "children" in searched and "adhd" in searched and "stimulant" in searched
+    assert r.sources[0].pmid == "22"
+
+
+def test_standalone_follow_up_is_searched_unchanged() -> None:
+    a, llm, retriever = make(["Answer [1]."])
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
+    assert retriever.calls[0][0] == "Does amphetamine improve attention in adults?"
+    assert len(llm.prompts) == 1  # only the answer
+
+
+def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
+    a, _, retriever = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    r = a.ask("and what about them in children?", mode="conversational", history=hist)
+    assert "children" in retriever.calls[0][0] and r.sources
+
+
+def test_conversational_first_turn_has_no_rewrite() -> None:
+    a, llm, retriever = make(["Answer [1]."])
+    a.ask("What does methylphenidate do in ADHD?", mode="conversational", history=[])
+    assert retriever.calls[0][0] == "What does methylphenidate do in ADHD?"
+    assert len(llm.prompts) == 1  # only the answer
+
+
+def test_conversation_depth_limits_history() -> None:
+    cfg = Config(chains={"conversation_depth": 1})
+    a, llm, _ = make(["Does methylphenidate help ADHD in children?", "Yes [1]."], cfg=cfg)
+    hist = [("Old question about sleep?", "x"), ("Does methylphenidate help ADHD?", "y")]
+    a.ask("and in children?", mode="conversational", history=hist)
+    prompt = str(llm.prompts[0][0].content)
+    assert "Old question about sleep" not in prompt and "Does methylphenidate help ADHD?" in prompt
+
+
+def test_multi_query_fuses_original_and_sub_queries() -> None:
+    subs = (
+        "Here are 3 queries:\n1. amphetamine attention\n2) sleep adolescents\n"
+        "- amphetamine attention"
+    )
+    a, llm, retriever = make([subs, "Answer [1] [2] [3]."], k=1)
+    r = a.ask("Methylphenidate ADHD adults?", mode="multi-query")
+    assert r.sub_queries == ["amphetamine attention", "sleep adolescents"]
+    asked = [q for q, _ in retriever.calls]
+    assert asked[0] == "Methylphenidate ADHD adults?" and set(asked[1:]) == set(r.sub_queries)
+    assert {s.pmid for s in r.sources} == {"11", "33", "44"}
+    assert r.sources[0].pmid == "11"  # the original question's hit wins ties (listed first)
+    assert all(s.rrf_score for s in r.sources)
+    assert r.answer == "Answer [1] [2] [3]."
+
+
+def test_budget_drops_lowest_ranked_sources_and_lists_only_what_was_seen() -> None:
+    long_docs = [
+        make_doc(str(i), f"ADHD title {i}", ("ADHD stimulant evidence " * 30).strip())
+        for i in range(1, 4)
+    ]
+    cfg = Config(llm={"context_window": 256, "max_new_tokens": 100})
+    a, llm, _ = make(["Answer [1] and [3]."], docs=long_docs, cfg=cfg)
+    r = a.ask("ADHD stimulant evidence?", mode="plain")
+    prompt = llm.prompts[-1]
+    assert words(prompt) <= 156
+    assert 1 <= len(r.sources) < 3
+    assert [s.pmid for s in r.sources] == ["1", "2"][: len(r.sources)]
+    assert "[3]" not in r.answer
+    for s in r.sources:
+        assert f"[{s.n}] {s.title}" in str(prompt[0].content)
+
+
+def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
+    docs = [make_doc(str(i), f"T{i}", "word " * 50) for i in range(3)]
+    hist = [("q1 " * 20, "a1 " * 20), ("q2", "a2")]
+
+    def build(d, h):  # noqa: ANN001,ANN202
+        text = answer_messages("{context}\n{question}", "Q?", d)[0].content
+        return [
+            type(answer_messages("{context}{question}", "", [])[0])(
+                content=text + " h" * sum(len((u + b).split()) for u, b in h)
+            )
+        ]
+
+    f = fit_prompt(build, docs, hist, words, 70)
+    assert len(f.documents) == 1 and f.dropped_sources == 2
+    assert f.dropped_turns >= 1 and f.tokens <= 70
+
+
+def test_yes_no_question_without_scoring_model_has_no_verdict_prefix() -> None:
+    a, _, _ = make(["Stimulants help [1]."])
+    r = a.ask("Are stimulants helpful for ADHD?", mode="plain")
+    assert r.verdict is None and r.answer == "Stimulants help [1]."
+
+
+def test_bad_mode_and_empty_question_are_user_errors() -> None:
+    a, _, _ = make(["x"])
+    with pytest.raises(UserFacingError, match="unknown mode"):
+        a.ask("ADHD?", mode="fancy")
+    with pytest.raises(UserFacingError, match="empty"):
+        a.ask("   ", mode="plain")
+
+
+def test_ask_works_inside_a_running_event_loop() -> None:
+    a, _, _ = make(["Answer [1]."])
+
+    async def inside() -> str:
+        return a.ask("What does methylphenidate do in ADHD?", mode="plain").answer
+
+    assert asyncio.run(inside()) == "Answer [1]."

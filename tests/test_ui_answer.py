@@ -1,0 +1,172 @@
+"""One answer in a chat session, as app/ui.py sends it to Chainlit (recorded, no browser)."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from chainlit.context import init_http_context
+from chainlit.emitter import BaseChainlitEmitter
+from chainlit.user_session import user_session
+
+from app import ui
+from app.errors import IndexMissingError
+from app.ui import QUEUED_TEXT, Backend, answer
+from tests.browser.fakes import REFUSAL, FakeAssistant
+
+
+class RecordingEmitter(BaseChainlitEmitter):
+    """Keeps what would go to the browser."""
+
+    def __init__(self, session: Any) -> None:
+        super().__init__(session)
+        self.events: list[tuple[str, Any]] = []
+
+    async def send_step(self, step_dict: Any) -> None:
+        self.events.append(("send_step", dict(step_dict)))
+
+    async def update_step(self, step_dict: Any) -> None:
+        self.events.append(("update_step", dict(step_dict)))
+
+    async def delete_step(self, step_dict: Any) -> None:
+        self.events.append(("delete_step", dict(step_dict)))
+
+    async def stream_start(self, step_dict: Any) -> None:
+        self.events.append(("stream_start", dict(step_dict)))
+
+    async def send_token(self, id: str, token: str, is_sequence: bool = False,
+                         is_input: bool = False) -> None:
+        self.events.append(("send_token", token))
+
+    async def send_element(self, element_dict: Any) -> None:
+        self.events.append(("send_element", dict(element_dict)))
+
+    def of(self, kind: str) -> list[Any]:
+        return [data for k, data in self.events if k == kind]
+
+    def final_message(self) -> dict:
+        msgs = [d for k, d in self.events if k in ("update_step", "send_step")
+                and d.get("type") == "assistant_message"]
+        return msgs[-1]
+
+
+@pytest.fixture(autouse=True)
+def _files_in_tmp(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)  # Chainlit writes element files under .files/
+
+
+def new_session() -> RecordingEmitter:
+    """A fresh Chainlit session in the running test's context, recording what it sends."""
+    ctx = init_http_context()
+    ctx.emitter = RecordingEmitter(ctx.session)
+    user_session.set("history", [])
+    return ctx.emitter
+
+
+@pytest.mark.asyncio
+async def test_answer_sends_search_step_streamed_tokens_sources_and_passages() -> None:
+    emitter = new_session()
+    fake = FakeAssistant()
+    await answer(Backend(lambda: fake), "Does IQ predict health since 2018?", "multi-query")
+
+    step = next(d for d in emitter.of("update_step") if d.get("name") == "Search")
+    assert step["type"] == "tool"
+    assert "Sub\\-queries" not in step["output"] and "**Sub-queries:**" in step["output"]
+    assert "variant 1" in step["output"] and "year\\_min = 2018" in step["output"]
+
+    tokens = [emitter.of("stream_start")[0]["output"], *emitter.of("send_token")]
+    assert "".join(tokens).startswith("Higher childhood IQ predicts")
+    final = emitter.final_message()["output"]
+    assert "[1]" in final and "\\<b\\>and\\</b\\>" in final.replace("\\/", "/")
+    assert "(https://pubmed.ncbi.nlm.nih.gov/31234567/)" in final
+    assert "(https://pubmed.ncbi.nlm.nih.gov/29999999/)" in final
+    assert "<img" not in final.replace("\\<img", "")
+    assert final.rstrip().endswith("*Mode: multi\\-query*")
+
+    elements = emitter.of("send_element")
+    assert sorted(e["name"] for e in elements) == ["[1]", "[2]"]
+    assert {e["display"] for e in elements} == {"side"}
+    assert {e["forId"] for e in elements} == {emitter.final_message()["id"]}
+    assert user_session.get("history") == [("Does IQ predict health since 2018?",
+                                            "".join(fake.tokens))]
+
+
+@pytest.mark.asyncio
+async def test_follow_ups_get_the_history_of_this_session() -> None:
+    emitter = new_session()
+    fake = FakeAssistant()
+    backend = Backend(lambda: fake)
+    await answer(backend, "Is IQ heritable?", "conversational")
+    await answer(backend, "And in adults?", "conversational")
+    assert fake.calls[0]["history"] == []
+    assert fake.calls[1]["history"] == [("Is IQ heritable?", "".join(fake.tokens))]
+    step = [d for d in emitter.of("update_step") if d.get("name") == "Search"][-1]
+    assert "**Rewritten question:** And in adults\\? \\(rewritten\\)" in step["output"]
+
+
+@pytest.mark.asyncio
+async def test_a_refusal_has_no_sources_and_stays_out_of_the_history() -> None:
+    emitter = new_session()
+    await answer(Backend(FakeAssistant), "Who won the 2014 football World Cup?", "plain")
+    final = emitter.final_message()["output"]
+    assert final.startswith(REFUSAL.replace("'", "'"))
+    assert "Sources" not in final and not emitter.of("send_element")
+    assert user_session.get("history") == []
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_request_shows_queued_then_removes_it() -> None:
+    emitter = new_session()
+    backend = Backend(FakeAssistant)
+    await backend.assistant()
+    async with backend.turn():
+        task = asyncio.create_task(answer(backend, "q", "plain"))
+        while not any(d.get("output") == QUEUED_TEXT for d in emitter.of("send_step")):
+            await asyncio.sleep(0.01)
+        assert not emitter.of("stream_start")
+    await task
+    queued_id = next(d["id"] for d in emitter.of("send_step") if d.get("output") == QUEUED_TEXT)
+    assert queued_id in [d["id"] for d in emitter.of("delete_step")]
+    assert "Sources" in emitter.final_message()["output"]
+
+
+@pytest.mark.asyncio
+async def test_stopping_marks_the_partial_answer_and_frees_the_slot() -> None:
+    emitter = new_session()
+    fake = FakeAssistant(tokens=["word "] * 500, token_delay=0.01)
+    backend = Backend(lambda: fake)
+    task = asyncio.create_task(answer(backend, "q", "plain"))
+    while len(emitter.of("send_token")) < 3:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert fake.closed == 1 and fake.tokens_sent < 500 and not backend.busy
+    assert emitter.final_message()["output"].endswith("*Stopped.*")
+    assert user_session.get("history") == []
+
+
+@pytest.mark.asyncio
+async def test_on_message_turns_failures_into_a_short_message(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    emitter = new_session()
+    def missing_index() -> FakeAssistant:
+        raise IndexMissingError("no index in faiss_indices/pubmed")
+
+    monkeypatch.setattr(ui, "BACKEND", Backend(missing_index))
+    await ui._on_message(type("Msg", (), {"content": "Is IQ heritable?"})())
+    errors = [d for d in emitter.of("send_step") if d.get("isError")]
+    assert len(errors) == 1
+    assert "python -m app index build" in errors[0]["output"]
+    assert "Traceback" not in errors[0]["output"]
+
+    class Boom(FakeAssistant):
+        async def astream(self, question, *, mode, history):  # type: ignore[override]
+            raise RuntimeError("CUDA exploded at 0xdeadbeef")
+            yield  # pragma: no cover
+
+    monkeypatch.setattr(ui, "BACKEND", Backend(Boom))
+    await ui._on_message(type("Msg", (), {"content": "Is IQ heritable?"})())
+    errors = [d for d in emitter.of("send_step") if d.get("isError")]
+    assert len(errors) == 2 and "0xdeadbeef" not in errors[1]["output"]

@@ -1,0 +1,124 @@
+"""The UI's backend queue: model work off the server loop, one request at a time, real stop."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from app.errors import IndexMissingError
+from app.ui import Backend, LoopThread
+from chains.result import DoneEvent, PreparedEvent, TokenEvent
+from tests.browser.fakes import FakeAssistant
+
+
+async def _collect(backend: Backend, assistant: FakeAssistant, question: str = "q",
+                   mode: str = "plain") -> list:
+    async with backend.turn(), backend.stream(assistant, question, mode, []) as events:
+        return [e async for e in events]
+
+
+@pytest.mark.asyncio
+async def test_stream_runs_on_the_worker_thread_and_relays_events_in_order() -> None:
+    fake = FakeAssistant(token_delay=0.01, blocking=True)
+    backend = Backend(lambda: fake)
+    assistant = await backend.assistant()
+    events = await _collect(backend, assistant)
+    assert isinstance(events[0], PreparedEvent)
+    assert [e.text for e in events if isinstance(e, TokenEvent)] == fake.tokens
+    assert isinstance(events[-1], DoneEvent)
+    assert threading.get_ident() not in fake.threads and len(fake.threads) == 1
+    assert fake.closed == 1
+
+
+@pytest.mark.asyncio
+async def test_cancelling_the_consumer_stops_the_stream_on_the_worker() -> None:
+    fake = FakeAssistant(tokens=["tok "] * 200, token_delay=0.01)
+    backend = Backend(lambda: fake)
+    assistant = await backend.assistant()
+    got: list = []
+
+    async def consume() -> None:
+        async with backend.turn(), backend.stream(assistant, "q", "plain", []) as events:
+            async for event in events:
+                got.append(event)
+
+    task = asyncio.create_task(consume())
+    while len(got) < 5:
+        await asyncio.sleep(0.005)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    # __aexit__ returned only once the stream was closed on the worker
+    assert fake.closed == 1 and fake.active == 0
+    sent = fake.tokens_sent
+    await asyncio.sleep(0.1)
+    assert fake.tokens_sent == sent < 200
+    assert not backend.busy
+
+
+@pytest.mark.asyncio
+async def test_requests_wait_their_turn_and_never_overlap() -> None:
+    fake = FakeAssistant(token_delay=0.02)
+    backend = Backend(lambda: fake)
+    assistant = await backend.assistant()
+    results = await asyncio.gather(*(_collect(backend, assistant, f"q{i}") for i in range(3)))
+    assert all(isinstance(r[-1], DoneEvent) for r in results)
+    assert [r[-1].result.question for r in results] == ["q0", "q1", "q2"]
+    assert fake.max_active == 1
+
+
+@pytest.mark.asyncio
+async def test_busy_is_visible_while_a_request_holds_the_slot() -> None:
+    backend = Backend(FakeAssistant)
+    assert not backend.busy
+    async with backend.turn():
+        assert backend.busy
+    assert not backend.busy
+
+
+@pytest.mark.asyncio
+async def test_errors_in_the_stream_reach_the_caller() -> None:
+    class Broken(FakeAssistant):
+        async def astream(self, question, *, mode, history):  # type: ignore[override]
+            yield PreparedEvent(searched_question=question)
+            raise IndexMissingError("index gone")
+
+    backend = Backend(Broken)
+    assistant = await backend.assistant()
+    with pytest.raises(IndexMissingError, match="index gone"):
+        await _collect(backend, assistant)
+    assert not backend.busy
+
+
+@pytest.mark.asyncio
+async def test_a_failed_load_is_retried_and_loading_runs_on_the_worker() -> None:
+    attempts: list[int] = []
+
+    def factory() -> FakeAssistant:
+        attempts.append(threading.get_ident())
+        if len(attempts) == 1:
+            raise IndexMissingError("build the index first")
+        return FakeAssistant()
+
+    backend = Backend(factory)
+    with pytest.raises(IndexMissingError):
+        await backend.assistant()
+    assert not backend.loaded
+    first = await backend.assistant()
+    assert backend.loaded and await backend.assistant() is first
+    assert len(attempts) == 2 and threading.get_ident() not in attempts
+
+
+@pytest.mark.asyncio
+async def test_concurrent_first_requests_load_once() -> None:
+    calls: list[int] = []
+
+    def factory() -> FakeAssistant:
+        calls.append(1)
+        return FakeAssistant()
+
+    backend = Backend(factory, LoopThread("test-worker"))
+    a, b = await asyncio.gather(backend.assistant(), backend.assistant())
+    assert a is b and len(calls) == 1

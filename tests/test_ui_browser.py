@@ -1,0 +1,160 @@
+"""The chat for real: ``python -m app serve`` on the small test index with the default model
+(SmolLM2-135M, short answers), driven by Debian's Chromium through Playwright.
+
+One server for the module; it loads the model once at start-up. Answers are checked for shape
+(streamed, cited, linked, refused) rather than wording, since the model is tiny.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+from playwright.sync_api import expect
+
+from app.ui import QUEUED_TEXT
+from tests.browser.harness import (
+    PUBMED_HREF,
+    ChatPage,
+    Server,
+    chromium,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REFUSAL = "Sorry, but I don't know as my capabilities are focused on medical assistance"
+QUESTION = ("Do mitochondria play a role in remodelling lace plant leaves during programmed "
+            "cell death?")
+
+
+@pytest.fixture(scope="module")
+def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    folder = tmp_path_factory.mktemp("ui_real")
+    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", {"llm": {"max_new_tokens": 48}})
+    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
+    with running_server(args, folder / "server.log") as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def browser(server: Server) -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def chat(browser: Any, server: Server) -> Iterator[ChatPage]:
+    page = ChatPage(browser, server.url).open()
+    yield page
+    page.close()
+
+
+def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
+        chat: ChatPage, small_retriever: Any) -> None:
+    answer = chat.ask(QUESTION)
+    text = answer.inner_text()
+    growing = [p for p in chat.partials() if p and "Sources" not in p and p in text]
+    assert len(set(growing)) >= 2, chat.partials()  # shown token by token, not all at once
+    assert "Mode: plain" in text
+
+    links = chat.source_links(answer)
+    assert links, text
+    retrieved = {d.metadata["pmid"] for d in small_retriever.retrieve(QUESTION).documents}
+    pmids = [PUBMED_HREF.match(href).group(1) for _, href, _ in links]  # type: ignore[union-attr]
+    assert set(pmids) <= retrieved
+    assert all(target == "_blank" for _, _, target in links)
+    # each source's passage is a side element named like its marker
+    markers = answer.locator("a.element-link")
+    assert markers.count() >= len(links)
+    for n in range(1, len(links) + 1):
+        assert f"[{n}]" in markers.all_inner_texts()
+    chat.screenshot("ui_answer_with_sources.png")
+    step = chat.last_search_step()
+    assert "Searched for:" in step and "Sources found:" in step
+    assert chat.dialogs == [] and chat.external_requests() == []
+
+
+def test_conversational_follow_up_shows_the_rewritten_question(chat: ChatPage) -> None:
+    chat.set_mode("Conversational (follow-up questions)")
+    first = chat.ask("Does methylphenidate improve attention in children with ADHD?")
+    assert "Mode: conversational" in first.inner_text()
+    follow_up = chat.ask("What are its side effects?")
+    assert "Mode: conversational" in follow_up.inner_text()
+    step = chat.last_search_step()
+    assert "Rewritten question:" in step, step
+
+
+def test_multi_query_mode_shows_its_sub_queries(chat: ChatPage) -> None:
+    chat.set_mode("Multi-query (several searches)")
+    answer = chat.ask("What is suggested about the relationship between ubiquinone levels and "
+                      "ADHD pathogenesis?")
+    assert "Mode: multi-query" in answer.inner_text()
+    step = chat.last_search_step()
+    assert "Sub-queries:" in step, step
+
+
+def test_two_users_at_once_each_get_their_own_answer(browser: Any, server: Server) -> None:
+    pages = [ChatPage(browser, server.url).open() for _ in range(2)]
+    questions = ["Is childhood intelligence associated with adult mortality?", QUESTION]
+    try:
+        before = [page.send(q) for page, q in zip(pages, questions, strict=True)]
+        answers = [page.wait_answer(b) for page, b in zip(pages, before, strict=True)]
+        for page, question, answer in zip(pages, questions, answers, strict=True):
+            assert page.user_messages() == [question]  # each sees only their own chat
+            assert "Mode: plain" in answer.inner_text()
+        # the model answers one question at a time: one of the two waited in the queue
+        assert any(QUEUED_TEXT in p for page in pages for p in page.partials())
+    finally:
+        for page in pages:
+            page.close()
+
+
+def test_off_topic_question_is_refused(chat: ChatPage) -> None:
+    answer = chat.ask("Who won the 2014 football World Cup?")
+    text = answer.inner_text()
+    assert REFUSAL in text
+    assert chat.source_links(answer) == []
+
+
+def test_stop_ends_a_real_answer_and_the_next_question_is_answered(chat: ChatPage) -> None:
+    before = chat.send("Is childhood intelligence associated with adult mortality?")
+    chat.page.locator("button#step-Search").wait_for(timeout=240_000)  # generating now
+    chat.page.click("#stop-button")
+    chat.page.get_by_text("Task manually stopped.").wait_for()
+    answer = chat.ask(QUESTION)
+    assert chat.answers().count() == before + 1  # the stopped answer never finished
+    assert "Mode: plain" in answer.inner_text() and chat.source_links(answer)
+
+
+def test_model_that_fails_to_load_gives_a_friendly_message(
+        browser: Any, small_index_cfg: Any, tmp_path: Path) -> None:
+    cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml",
+                            {"llm": {"model_path": str(tmp_path / "missing.gguf")}})
+    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
+    with running_server(args, tmp_path / "server.log") as srv:
+        chat = ChatPage(browser, srv.url).open()
+        try:
+            notice = chat.page.get_by_text("The language model could not be loaded.")
+            for n in (1, 2):  # the server keeps serving (and retries the load)
+                chat.send("Is childhood intelligence associated with adult mortality?")
+                expect(notice).to_have_count(n, timeout=120_000)
+            text = "\n".join(chat.page.locator(".message-content").all_inner_texts())
+            assert "cfg.yaml" in text and "Traceback" not in text
+        finally:
+            chat.close()
+
+
+def test_the_server_talks_to_no_other_host(server: Server) -> None:
+    """After all the answers above, the server process has no connection off this machine."""
+    proc = psutil.Process(server.proc.pid)
+    remote = [c.raddr.ip for p in (proc, *proc.children(recursive=True))
+              for c in p.net_connections(kind="inet") if c.raddr]
+    assert all(ipaddress.ip_address(ip).is_loopback for ip in remote), remote

@@ -1,0 +1,158 @@
+"""The chat in a real browser against the real Chainlit app with a scripted assistant (no model):
+offline page, streaming, sources, escaping, settings, stop, queue, new chat, failures.
+
+The real-model scenarios are in test_ui_browser.py; these are the deterministic ones.
+"""
+
+from __future__ import annotations
+
+import re
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import expect
+
+from app.config import load_config
+from app.ui import QUEUED_TEXT
+from tests.browser.fakes import XSS_TITLE
+from tests.browser.harness import (
+    REPO_ROOT,
+    ChatPage,
+    Server,
+    chromium,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture(scope="module")
+def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    log = tmp_path_factory.mktemp("ui_fake") / "server.log"
+    args = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port", "{port}"]
+    with running_server(args, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
+                                        "FAKE_TOKEN_DELAY": "0.05"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(fake_server: Server) -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+@pytest.fixture
+def chat(browser: Any, fake_server: Server) -> Iterator[ChatPage]:
+    page = ChatPage(browser, fake_server.url).open()
+    yield page
+    page.close()
+
+
+def test_served_page_loads_nothing_from_other_hosts(fake_server: Server, chat: ChatPage) -> None:
+    with urllib.request.urlopen(fake_server.url + "/") as resp:
+        html = resp.read().decode()
+    assert not re.search(r"""(?:href|src)\s*=\s*["'](?:https?:)?//""", html), html
+    assert "googleapis" not in html and "jsdelivr" not in html
+    chat.page.locator("#starters").wait_for()
+    starters = chat.page.locator("#starters button").all_inner_texts()
+    assert "Does working memory training improve fluid intelligence?" in starters
+    chat.ask("Does IQ predict health?")
+    assert chat.external_requests() == []
+
+
+def test_answer_streams_with_pubmed_links_and_inert_abstract_markup(chat: ChatPage) -> None:
+    answer = chat.ask("Does IQ predict health?")
+    final = answer.inner_text()
+    partial = [p for p in chat.partials() if p and "Sources" not in p and p in final]
+    assert len(set(partial)) >= 2, chat.partials()  # the answer grew before it was complete
+
+    links = chat.source_links(answer)
+    assert [href for _, href, _ in links] == ["https://pubmed.ncbi.nlm.nih.gov/31234567/",
+                                              "https://pubmed.ncbi.nlm.nih.gov/29999999/"]
+    assert all(target == "_blank" for _, _, target in links)
+    assert links[1][0] == XSS_TITLE  # shown as text
+    assert "<b>and</b>" in final and "O'Brien <b>X</b>" in final
+    assert chat.page.locator("img[src='x']").count() == 0
+    assert chat.page.locator("script:has-text('alert')").count() == 0
+
+    answer.locator("a.element-link", has_text="[2]").first.click()
+    side = chat.page.get_by_text("Abstract with <script>alert(2)</script>")
+    side.wait_for()
+    assert chat.dialogs == []
+
+
+def test_mode_switch_is_used_and_shown(chat: ChatPage) -> None:
+    chat.set_mode("Multi-query (several searches)")
+    answer = chat.ask("Does IQ predict health?")
+    assert "Mode: multi-query" in answer.inner_text()
+    step = chat.last_search_step()
+    assert "Sub-queries:" in step and "Does IQ predict health? variant 2" in step
+
+
+def test_follow_ups_use_the_history_and_a_new_chat_starts_clean(chat: ChatPage) -> None:
+    chat.set_mode("Conversational (follow-up questions)")
+    chat.ask("Is IQ heritable?")
+    assert "Searched for:" in chat.last_search_step()
+    chat.ask("And in adults?")
+    assert "Rewritten question: And in adults? (rewritten)" in chat.last_search_step()
+
+    chat.page.click("#new-chat-button")
+    chat.page.get_by_role("button", name="Confirm").click()
+    chat.page.locator("#starters").wait_for()
+    chat.set_mode("Conversational (follow-up questions)")
+    chat.ask("And in adults?")
+    assert "Searched for: And in adults?" in chat.last_search_step()
+
+
+def test_stop_button_ends_the_answer_and_frees_the_model(chat: ChatPage) -> None:
+    chat.send("Please give a long answer")
+    chat.page.get_by_text("word word word").first.wait_for()
+    chat.page.click("#stop-button")
+    chat.page.get_by_text("Task manually stopped.").wait_for()
+    chat.page.get_by_text("Stopped.", exact=True).wait_for()
+    answer = chat.ask("Does IQ predict health?")
+    assert "Sources" in answer.inner_text()
+
+
+def test_a_second_user_is_queued_then_answered(browser: Any, fake_server: Server) -> None:
+    first, second = (ChatPage(browser, fake_server.url).open() for _ in range(2))
+    try:
+        first.send("Please give a long answer")
+        first.page.get_by_text("word word").first.wait_for()
+        before = second.send("Does IQ predict health?")
+        second.page.get_by_text(QUEUED_TEXT).wait_for()
+        first.page.click("#stop-button")
+        answer = second.wait_answer(before)
+        assert "Sources" in answer.inner_text()
+        assert second.page.get_by_text(QUEUED_TEXT).count() == 0
+        assert "word" not in answer.inner_text()
+    finally:
+        first.close()
+        second.close()
+
+
+def test_missing_index_gives_a_friendly_message_and_the_server_keeps_serving(
+        browser: Any, tmp_path: Path) -> None:
+    cfg = write_test_config(load_config(), tmp_path / "cfg.yaml",
+                            {"index": {"dir": str(tmp_path / "no_index")}})
+    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
+    with running_server(args, tmp_path / "server.log") as server:
+        chat = ChatPage(browser, server.url).open()
+        try:
+            notice = chat.page.get_by_text("The search index is not available.")
+            for n in (1, 2):
+                chat.send("Does IQ predict health?")
+                expect(notice).to_have_count(n, timeout=120_000)
+            text = "\n".join(chat.page.locator(".message-content").all_inner_texts())
+            assert "python -m app index build" in text and "make run" in text
+            assert "Traceback" not in text
+            with urllib.request.urlopen(server.url + "/health") as resp:
+                assert resp.status == 200
+        finally:
+            chat.close()
