@@ -77,9 +77,9 @@ class MilvusConfig(_Section):
 class RetrievalConfig(_Section):
     backend: Literal["faiss", "milvus"] = "faiss"
     k: int = Field(20, ge=1, description="hits taken from each retriever before fusion")
-    score_threshold: float = Field(0.25, ge=-1, le=1, description="cosine similarity cut for FAISS")
-    rrf_c: float = Field(60, gt=0)
-    weights: list[float] = Field(default_factory=lambda: [0.5, 0.5], min_length=2, max_length=2)
+    score_threshold: float = Field(0.35, ge=-1, le=1, description="cosine similarity cut for FAISS")
+    rrf_c: float = Field(5, gt=0)
+    weights: list[float] = Field(default_factory=lambda: [0.75, 0.25], min_length=2, max_length=2)
     topk_rrf: int = Field(3, ge=1)
     bm25: BM25Config = Field(default_factory=BM25Config)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)

@@ -54,51 +54,77 @@ def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
     corpus = load_corpus(cfg, find_corpus_files(cfg))
     parse_s = time.perf_counter() - started
     articles = corpus.articles
-    report["parse"] = {"articles": len(articles), "seconds": round(parse_s, 2),
-                       "articles_per_s": round(len(articles) / parse_s, 1),
-                       "dropped_short": corpus.report.dropped_short}
+    report["parse"] = {
+        "articles": len(articles),
+        "seconds": round(parse_s, 2),
+        "articles_per_s": round(len(articles) / parse_s, 1),
+        "dropped_short": corpus.report.dropped_short,
+    }
 
-    embedders = {b: Embedder(cfg.index.embedding_model, backend=b,
-                             cache_dir=cfg.resolve(cfg.index.dir) / ".models",
-                             batch_size=cfg.index.embed_batch_size) for b in args.backends}
+    embedders = {
+        b: Embedder(
+            cfg.index.embedding_model,
+            backend=b,
+            cache_dir=cfg.resolve(cfg.index.dir) / ".models",
+            batch_size=cfg.index.embed_batch_size,
+        )
+        for b in args.backends
+    }
     tokenizer = next(iter(embedders.values())).tokenizer
     chunker = TokenChunker(tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
     started = time.perf_counter()
     chunks = chunker.chunk_articles(articles)
     chunk_s = time.perf_counter() - started
-    total_tokens = sum(len(t) for t in tokenizer([c.search_text for c in chunks[:2000]],
-                                                 add_special_tokens=True)["input_ids"])
+    total_tokens = sum(
+        len(t)
+        for t in tokenizer([c.search_text for c in chunks[:2000]], add_special_tokens=True)[
+            "input_ids"
+        ]
+    )
     tokens_per_chunk = total_tokens / min(2000, len(chunks))
-    report["chunk"] = {"chunks": len(chunks), "seconds": round(chunk_s, 2),
-                       "articles_per_s": round(len(articles) / chunk_s, 1),
-                       "tokens_per_chunk": round(tokens_per_chunk, 1),
-                       "total_tokens_est": int(tokens_per_chunk * len(chunks))}
+    report["chunk"] = {
+        "chunks": len(chunks),
+        "seconds": round(chunk_s, 2),
+        "articles_per_s": round(len(articles) / chunk_s, 1),
+        "tokens_per_chunk": round(tokens_per_chunk, 1),
+        "total_tokens_est": int(tokens_per_chunk * len(chunks)),
+    }
 
     sample = [c.search_text for c in random.Random(0).sample(chunks, min(args.sample, len(chunks)))]
     base_s, base_vecs = _sentence_transformers_baseline(cfg, sample)
-    embed = {"sentence-transformers fp32 (baseline)": {
-        "chunks_per_s": round(len(sample) / base_s, 1),
-        "tokens_per_s": round(len(sample) * tokens_per_chunk / base_s),
-        "speedup": 1.0, "cosine_to_baseline_min": 1.0}}
+    embed = {
+        "sentence-transformers fp32 (baseline)": {
+            "chunks_per_s": round(len(sample) / base_s, 1),
+            "tokens_per_s": round(len(sample) * tokens_per_chunk / base_s),
+            "speedup": 1.0,
+            "cosine_to_baseline_min": 1.0,
+        }
+    }
     for name, embedder in embedders.items():
         embedder.encode(sample[:32])
         t0 = time.perf_counter()
         vecs = embedder.encode(sample)
         dt = time.perf_counter() - t0
         cos = (vecs * base_vecs).sum(axis=1)
-        embed[name] = {"chunks_per_s": round(len(sample) / dt, 1),
-                       "tokens_per_s": round(len(sample) * tokens_per_chunk / dt),
-                       "speedup": round(base_s / dt, 2),
-                       "cosine_to_baseline_mean": round(float(cos.mean()), 5),
-                       "cosine_to_baseline_min": round(float(cos.min()), 5),
-                       "full_corpus_minutes_est": round(len(chunks) / (len(sample) / dt) / 60, 1)}
+        embed[name] = {
+            "chunks_per_s": round(len(sample) / dt, 1),
+            "tokens_per_s": round(len(sample) * tokens_per_chunk / dt),
+            "speedup": round(base_s / dt, 2),
+            "cosine_to_baseline_mean": round(float(cos.mean()), 5),
+            "cosine_to_baseline_min": round(float(cos.min()), 5),
+            "full_corpus_minutes_est": round(len(chunks) / (len(sample) / dt) / 60, 1),
+        }
     report["embed"] = embed
     try:
         folder, manifest = open_current(cfg, verify=False)
-        report["index"] = {"path": str(location(cfg).link), "articles": manifest.articles,
-                           "chunks": manifest.chunks, "build_seconds": manifest.build_seconds,
-                           "embedding_backend": manifest.embedding_backend,
-                           "size_mb": round(sum(f.stat().st_size for f in folder.iterdir()) / 2**20, 1)}
+        report["index"] = {
+            "path": str(location(cfg).link),
+            "articles": manifest.articles,
+            "chunks": manifest.chunks,
+            "build_seconds": manifest.build_seconds,
+            "embedding_backend": manifest.embedding_backend,
+            "size_mb": round(sum(f.stat().st_size for f in folder.iterdir()) / 2**20, 1),
+        }
     except Exception as err:  # noqa: BLE001 - the bench still reports the rest
         report["index"] = {"missing": str(err)}
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)
@@ -121,8 +147,14 @@ def _print(report: dict) -> None:
     for col in ("backend", "chunks/s", "tokens/s", "speedup", "cos min", "full corpus (min)"):
         table.add_column(col)
     for name, row in report["embed"].items():
-        table.add_row(name, str(row["chunks_per_s"]), str(row["tokens_per_s"]), str(row["speedup"]),
-                      str(row["cosine_to_baseline_min"]), str(row.get("full_corpus_minutes_est", "")))
+        table.add_row(
+            name,
+            str(row["chunks_per_s"]),
+            str(row["tokens_per_s"]),
+            str(row["speedup"]),
+            str(row["cosine_to_baseline_min"]),
+            str(row.get("full_corpus_minutes_est", "")),
+        )
     console.print(table)
     console.print(f"index: {report['index']}")
     console.print(f"peak RSS: {report['peak_rss_mb']} MB")

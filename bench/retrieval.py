@@ -26,11 +26,21 @@ DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "e
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--questions", type=Path, nargs="*", default=None,
-                        help="JSONL question files (default: the shared eval files)")
+    parser.add_argument(
+        "--questions",
+        type=Path,
+        nargs="*",
+        default=None,
+        help="JSONL question files (default: the shared eval files)",
+    )
     parser.add_argument("--n", type=int, default=100, help="questions timed")
-    parser.add_argument("--sizes", type=int, nargs="*", default=[100_000, 1_000_000],
-                        help="synthetic vector counts for the scale test")
+    parser.add_argument(
+        "--sizes",
+        type=int,
+        nargs="*",
+        default=[100_000, 1_000_000],
+        help="synthetic vector counts for the scale test",
+    )
     parser.add_argument("--json", action="store_true")
 
 
@@ -65,9 +75,13 @@ def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN00
         retriever.retrieve(q)
         total.append(time.perf_counter() - t0)
     ms = lambda xs, p: round(1000 * pct(xs, p), 1)  # noqa: E731
-    return {"chunks": backend.size, "questions": len(questions),
-            "p50_ms": ms(total, 50), "p95_ms": ms(total, 95),
-            "query_embedding_p50_ms": ms(embed, 50)}, backend
+    return {
+        "chunks": backend.size,
+        "questions": len(questions),
+        "p50_ms": ms(total, 50),
+        "p95_ms": ms(total, 95),
+        "query_embedding_p50_ms": ms(embed, 50),
+    }, backend
 
 
 def _synthetic(base: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
@@ -102,8 +116,9 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
         t_exact, truth = _time_search(exact, queries)
         variants = {}
         nlist = int(4 * np.sqrt(n))
-        ivf = faiss.IndexIVFFlat(faiss.IndexFlatIP(data.shape[1]), data.shape[1], nlist,
-                                 faiss.METRIC_INNER_PRODUCT)
+        ivf = faiss.IndexIVFFlat(
+            faiss.IndexFlatIP(data.shape[1]), data.shape[1], nlist, faiss.METRIC_INNER_PRODUCT
+        )
         t0 = time.perf_counter()
         ivf.train(data[np.random.default_rng(1).choice(n, min(n, 40 * nlist), replace=False)])
         ivf.add(data)
@@ -118,16 +133,22 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
             hnsw.add(data)
             hnsw.hnsw.efSearch = 64
             variants["hnsw32,ef64"] = (hnsw, time.perf_counter() - t0)
-        row = {"vectors": n, "exact_p50_ms": round(1000 * pct(t_exact, 50), 2),
-               "exact_p95_ms": round(1000 * pct(t_exact, 95), 2)}
+        row = {
+            "vectors": n,
+            "exact_p50_ms": round(1000 * pct(t_exact, 50), 2),
+            "exact_p95_ms": round(1000 * pct(t_exact, 95), 2),
+        }
         for name, (index, build_s) in variants.items():
             if name.startswith("ivf"):
                 index.nprobe = int(name.split("nprobe")[1])
             times, ids = _time_search(index, queries)
             recall = np.mean([len(set(a) & set(b)) / 10 for a, b in zip(ids, truth, strict=True)])
-            row[name] = {"p50_ms": round(1000 * pct(times, 50), 2),
-                         "p95_ms": round(1000 * pct(times, 95), 2),
-                         "recall@10": round(float(recall), 4), "build_s": round(build_s, 1)}
+            row[name] = {
+                "p50_ms": round(1000 * pct(times, 50), 2),
+                "p95_ms": round(1000 * pct(times, 95), 2),
+                "recall@10": round(float(recall), 4),
+                "build_s": round(build_s, 1),
+            }
         rows.append(row)
         del data, exact, variants
     return rows
@@ -150,8 +171,11 @@ def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:  # noqa: ANN
             t0 = time.perf_counter()
             big.search(q, 20)
             times.append(time.perf_counter() - t0)
-        row = {"chunks": big.size, "sparse_p50_ms": round(1000 * statistics.median(times), 2),
-               "sparse_p95_ms": round(1000 * pct(times, 95), 2)}
+        row = {
+            "chunks": big.size,
+            "sparse_p50_ms": round(1000 * statistics.median(times), 2),
+            "sparse_p95_ms": round(1000 * pct(times, 95), 2),
+        }
         if factor <= 3:  # rank-bm25 itself: every document scored in Python
             okapi = BM25Okapi([real.tokenize(t) or ["-"] for t in texts * factor])
             times = []

@@ -262,10 +262,7 @@ class Assistant:
     async def _multi_query(
         self, llm: BaseChatModel, question: str, retrieval: Any, timings: dict[str, float]
     ) -> tuple[list[Document], list[str]]:
-        try:
-            from retrievers.fusion import reciprocal_rank_fusion
-        except ImportError:  # the retrieval package's own fusion is preferred when present
-            from chains.fusion import reciprocal_rank_fusion
+        from retrievers.fusion import reciprocal_rank_fusion
 
         t = time.perf_counter()
         step = make_multi_query_step(llm, self.prompts.multi_query, self.cfg.chains.n_queries)

@@ -14,6 +14,10 @@ _GROUP = re.compile(
 )
 
 
+# A citation cut off by the token limit at the very end: "[", "[1", "[1, 2".
+_UNCLOSED_TAIL = re.compile(r"\s*\[\s*(?:sources?\s*)?[\d,;\s–-]*$", re.IGNORECASE)
+
+
 def _numbers(spec: str) -> list[int]:
     out: list[int] = []
     for part in re.split(r"\s*(?:[,;]|and)\s*", spec):
@@ -33,7 +37,7 @@ def clean_citations(text: str, n_sources: int) -> str:
         kept = _fix_group(m, n_sources)
         return m.group(1) + kept if kept else ""
 
-    cleaned = _GROUP.sub(fix, text)
+    cleaned = _UNCLOSED_TAIL.sub("", _GROUP.sub(fix, text))
     return re.sub(r"\s+([.,;:])", r"\1", cleaned) if cleaned != text else cleaned
 
 
@@ -81,7 +85,7 @@ class CitationStreamFilter:
 
     def flush(self) -> str:
         held, self._held = self._held, ""
-        return held
+        return "" if _UNCLOSED_TAIL.fullmatch(held) else held
 
     def run(self, pieces: Iterable[str]) -> Iterator[str]:
         for p in pieces:

@@ -118,7 +118,15 @@ class LocalHFChatModel(BaseChatModel):
         streamer = TextIteratorStreamer(
             self.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=600.0
         )
-        gen_kwargs = {**inputs, **self._gen_kwargs(**kwargs), "streamer": streamer}
+        # Set when the consumer stops reading (Stop button, stop string, error): generate() then
+        # ends at its next token instead of running on to max_new_tokens while holding the lock.
+        cancelled = threading.Event()
+        gen_kwargs = {
+            **inputs,
+            **self._gen_kwargs(**kwargs),
+            "streamer": streamer,
+            "stopping_criteria": _stopping_on(cancelled),
+        }
         errors: list[BaseException] = []
 
         def work() -> None:
@@ -146,6 +154,7 @@ class LocalHFChatModel(BaseChatModel):
                     run_manager.on_llm_new_token(piece, chunk=chunk)
                 yield chunk
         finally:
+            cancelled.set()
             thread.join()
         if errors:
             raise errors[0]
@@ -194,3 +203,13 @@ class LocalHFChatModel(BaseChatModel):
                     total += float(sum(logp[i, t] for i, t in enumerate(ids[1:])))
                 scores.append(total)
         return scores
+
+
+def _stopping_on(event: threading.Event):  # noqa: ANN202 - a transformers StoppingCriteriaList
+    from transformers import StoppingCriteria, StoppingCriteriaList
+
+    class _OnEvent(StoppingCriteria):
+        def __call__(self, input_ids, scores, **kwargs) -> bool:  # noqa: ANN001, ANN003
+            return event.is_set()
+
+    return StoppingCriteriaList([_OnEvent()])

@@ -225,7 +225,7 @@ def _progress(total: int, quiet: bool):
         from tqdm import tqdm
     except ImportError:  # pragma: no cover
         return lambda n, close=False: None
-    bar = tqdm(total=total, file=sys.stderr, desc="questions", disable=None)
+    bar = tqdm(total=total, file=sys.stderr, desc="questions", mininterval=5)
 
     def step(n: int, close: bool = False) -> None:
         if n:

@@ -4,7 +4,8 @@ Recognised: "after 2020" (2021 on), "since 2019" / "from 2019 onwards", "before 
 2015), "between 2015 and 2018" / "from 2015 to 2018" / "2015-2018" (inclusive), "in 2021" /
 "published in 2021", "in the last 5 years", "title contains covid" / "with covid in the title",
 "by Deary" (author surname; after words like papers/studies/published, before "et al.", or at the
-end of the question).
+end of the question). "in 2021" filters only after a publication word or at the question's start
+or end; elsewhere it dates the data ("ad buys in 2012 were ...") and stays in the text.
 
 Not filters, left in the question: "IL-2", "COVID-19", numbers of people ("in 2000 children"),
 and a year used as a name, such as "the 2020 sepsis guidelines": that names a document and
@@ -162,10 +163,15 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
         rf"\b{_PUB}(?:published\s+)?before\s+{_YEAR}{_END}",
         lambda m: set_range(None, int(m[1]) - 1),
     )
+    # "in 2021" restricts the publication year only after a publication word, or at the very
+    # start or end of the question; elsewhere it dates the data ("ad buys in 2012 were ...").
+    _in_year = rf"(?:in|during)\s+{_YEAR}"
     p.take(
-        rf"\b{_PUB}(?:published\s+)?(?:in|during)\s+{_YEAR}{_END}",
+        rf"\b(?:published|publications?|papers?|articles?|studies|research)\s+{_in_year}{_END}",
         lambda m: set_range(int(m[1]), int(m[1])),
     )
+    p.take(rf"^\s*{_in_year}\s*,?", lambda m: set_range(int(m[1]), int(m[1])))
+    p.take(rf"\b{_in_year}(?=\s*[?.!]?\s*$)", lambda m: set_range(int(m[1]), int(m[1])))
     p.take(
         r"\b(?:published\s+)?(?:in|over|during|within)\s+the\s+(?:last|past)\s+(\d{1,2})\s+years?\b",
         lambda m: set_range(year_now - int(m[1]) + 1, None),

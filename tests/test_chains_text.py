@@ -241,3 +241,12 @@ def test_calibration_load_missing_file_is_neutral(tmp_path) -> None:  # noqa: AN
 def test_render_leaves_other_braces() -> None:
     out = render('Q: {question} JSON {"answer": "yes"} {unknown}', question="why?")
     assert out == 'Q: why? JSON {"answer": "yes"} {unknown}'
+
+
+def test_a_citation_cut_off_at_the_end_is_dropped() -> None:
+    from chains.citations import CitationStreamFilter, clean_citations
+
+    assert clean_citations("It helps [1]. It may harm [", 3) == "It helps [1]. It may harm"
+    assert clean_citations("It helps [2", 3) == "It helps"
+    f = CitationStreamFilter(3)
+    assert "".join(f.run(["It helps [1", "]. Also [", "2"])) == "It helps [1]. Also "

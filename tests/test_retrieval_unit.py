@@ -213,7 +213,12 @@ FILTER_CASES = [
         "IQ and mortality",
         {"author": "Deary", "year_min": 2016},
     ),
+    ("In 2020, what changed in ADHD care?", "what changed in ADHD care?",
+     {"year_min": 2020, "year_max": 2020}),
+    ("ADHD medication use in 2020?", "ADHD medication use?", {"year_min": 2020, "year_max": 2020}),
     # not filters: these stay in the question
+    ("What percentage of ad buys in 2012 were e-cigarette ads?",
+     "What percentage of ad buys in 2012 were e-cigarette ads?", {}),
     ("Does IL-2 therapy help?", "Does IL-2 therapy help?", {}),
     ("COVID-19 in 2000 children", "COVID-19 in 2000 children", {}),
     (
