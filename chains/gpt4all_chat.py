@@ -6,13 +6,14 @@ from collections.abc import Iterator
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field
 
+from chains.streaming import StreamingChatModel, emit_chunks
 
-class GPT4AllChatModel(BaseChatModel):
+
+class GPT4AllChatModel(StreamingChatModel):
     """System messages become the session's system prompt; earlier turns are replayed as text."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -41,9 +42,8 @@ class GPT4AllChatModel(BaseChatModel):
             ("Assistant: " if m.type == "ai" else "") + str(m.content) for m in turns
         )
         temp = float(kwargs.get("temperature", self.temperature))
-        text = ""
         with self.client.chat_session(system_prompt=system or None):
-            for piece in self.client.generate(
+            pieces = self.client.generate(
                 prompt,
                 max_tokens=int(kwargs.get("max_new_tokens") or self.max_new_tokens),
                 temp=temp,
@@ -51,21 +51,5 @@ class GPT4AllChatModel(BaseChatModel):
                 top_p=self.top_p,
                 repeat_penalty=self.repetition_penalty,
                 streaming=True,
-            ):
-                text += piece
-                if stop and any(s in text for s in stop):
-                    break
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-                if run_manager:
-                    run_manager.on_llm_new_token(piece, chunk=chunk)
-                yield chunk
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        text = "".join(c.text for c in self._stream(messages, stop, run_manager, **kwargs))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+            )
+            yield from emit_chunks(pieces, stop, run_manager)

@@ -16,10 +16,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
-from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
+from langchain_core.messages import BaseMessage
+from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field, PrivateAttr
+
+from chains.streaming import StreamingChatModel, emit_chunks
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 
@@ -34,7 +35,7 @@ def to_chat_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
     return out
 
 
-class LocalHFChatModel(BaseChatModel):
+class LocalHFChatModel(StreamingChatModel):
     """Chat model over an already loaded transformers model + tokenizer."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -141,33 +142,13 @@ class LocalHFChatModel(BaseChatModel):
 
         thread = threading.Thread(target=work, name="llm-generate", daemon=True)
         thread.start()
-        text = ""
         try:
-            for piece in streamer:
-                if not piece:
-                    continue
-                text += piece
-                if stop and any(s in text for s in stop):
-                    break
-                chunk = ChatGenerationChunk(message=AIMessageChunk(content=piece))
-                if run_manager:
-                    run_manager.on_llm_new_token(piece, chunk=chunk)
-                yield chunk
+            yield from emit_chunks(streamer, stop, run_manager)
         finally:
             cancelled.set()
             thread.join()
         if errors:
             raise errors[0]
-
-    def _generate(
-        self,
-        messages: list[BaseMessage],
-        stop: list[str] | None = None,
-        run_manager: CallbackManagerForLLMRun | None = None,
-        **kwargs: Any,
-    ) -> ChatResult:
-        text = "".join(c.text for c in self._stream(messages, stop, run_manager, **kwargs))
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
 
     # ---- scoring ------------------------------------------------------------------------
     def score_continuations(
