@@ -10,6 +10,7 @@ identical to ``BM25Okapi.get_scores`` (tested) at a fraction of the cost.
 from __future__ import annotations
 
 import json
+from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -39,8 +40,11 @@ class BM25Index:
         tok = tokenizer_for(stopwords)
         corpus = [tok(t) or ["\u2205"] for t in texts]  # rank-bm25 divides by zero on empty docs
         okapi = BM25Okapi(corpus, k1=k1, b=b)
+        del corpus  # rank-bm25 keeps its own per-document counts
         vocab = {term: i for i, term in enumerate(sorted(okapi.idf))}
-        rows, cols, vals = [], [], []
+        # Compact typed arrays: millions of (doc, term, weight) triples as Python objects would
+        # cost hundreds of MB at peak on a full corpus.
+        rows, cols, vals = array("i"), array("i"), array("f")
         avgdl = okapi.avgdl
         for d, freqs in enumerate(okapi.doc_freqs):
             norm = k1 * (1 - b + b * okapi.doc_len[d] / avgdl)
@@ -48,8 +52,12 @@ class BM25Index:
                 rows.append(d)
                 cols.append(vocab[term])
                 vals.append(okapi.idf[term] * tf * (k1 + 1) / (tf + norm))
+        n_docs = len(okapi.doc_freqs)
+        del okapi
         weights = sp.csc_matrix(
-            (np.asarray(vals, dtype=np.float32), (rows, cols)), shape=(len(corpus), len(vocab))
+            (np.frombuffer(vals, dtype=np.float32), (np.frombuffer(rows, dtype=np.int32),
+                                                     np.frombuffer(cols, dtype=np.int32))),
+            shape=(n_docs, len(vocab)),
         )
         return cls(weights, vocab, stopwords)
 
