@@ -166,12 +166,16 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
     # "in 2021" restricts the publication year only after a publication word, or at the very
     # start or end of the question; elsewhere it dates the data ("ad buys in 2012 were ...").
     _in_year = rf"(?:in|during)\s+{_YEAR}"
-    p.take(
+
+    def one_year(m: re.Match) -> None:
+        set_range(int(m[1]), int(m[1]))
+
+    for pattern in (
         rf"\b(?:published|publications?|papers?|articles?|studies|research)\s+{_in_year}{_END}",
-        lambda m: set_range(int(m[1]), int(m[1])),
-    )
-    p.take(rf"^\s*{_in_year}\s*,?", lambda m: set_range(int(m[1]), int(m[1])))
-    p.take(rf"\b{_in_year}(?=\s*[?.!]?\s*$)", lambda m: set_range(int(m[1]), int(m[1])))
+        rf"^\s*{_in_year}\s*,?",
+        rf"\b{_in_year}(?=\s*[?.!]?\s*$)",
+    ):
+        p.take(pattern, one_year)
     p.take(
         r"\b(?:published\s+)?(?:in|over|during|within)\s+the\s+(?:last|past)\s+(\d{1,2})\s+years?\b",
         lambda m: set_range(year_now - int(m[1]) + 1, None),
