@@ -22,6 +22,13 @@ BACKENDS = ("torch", "torch-bf16", "onnx-int8")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--sample", type=int, default=1500, help="chunks embedded per backend")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser.add_argument(
+        "--stream-copies",
+        type=int,
+        default=3,
+        help="parse a file of this many copies of the largest corpus file and compare peak RSS "
+        "with one copy (0: skip)",
+    )
     parser.add_argument("--json", action="store_true")
 
 
@@ -127,6 +134,17 @@ def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
         }
     except Exception as err:  # noqa: BLE001 - the bench still reports the rest
         report["index"] = {"missing": str(err)}
+    if args.stream_copies:
+        from pathlib import Path
+
+        from bench.streaming import streaming_report
+
+        xml = [f for f in corpus.files if f.name.endswith((".xml", ".xml.gz"))]
+        if xml:
+            largest = max(xml, key=lambda f: f.stat().st_size)
+            report["streaming"] = streaming_report(
+                largest, args.stream_copies, Path(__file__).resolve().parents[1]
+            )
     report["peak_rss_mb"] = round(peak_rss_mb(), 1)
     if args.json:
         print(json.dumps(report, indent=2))
@@ -157,4 +175,6 @@ def _print(report: dict) -> None:
         )
     console.print(table)
     console.print(f"index: {report['index']}")
+    if "streaming" in report:
+        console.print(f"streaming parse: {report['streaming']}")
     console.print(f"peak RSS: {report['peak_rss_mb']} MB")

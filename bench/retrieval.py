@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="synthetic vector counts for the scale test",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--backend",
+        default=None,
+        help="faiss, milvus or faiss,milvus: time each on the same questions (default: "
+        "retrieval.backend in cfg.yaml); the growth tests run when faiss is among them",
+    )
 
 
 def pct(values: list[float], q: float) -> float:
@@ -60,13 +66,15 @@ def _questions(args: argparse.Namespace) -> list[str]:
 
 
 def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN001
+    from retrievers.filters import Filters
     from retrievers.loading import load_retriever
 
     retriever = load_retriever(cfg)
     backend = retriever.retrievers[0].backend
     for q in questions[:5]:
         retriever.retrieve(q)  # warm-up
-    total, embed = [], []
+    total, embed, bm25, dense = [], [], [], []
+    r = cfg.retrieval
     for q in questions:
         t0 = time.perf_counter()
         backend.embedder.embed_query(q)
@@ -74,13 +82,24 @@ def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN00
         t0 = time.perf_counter()
         retriever.retrieve(q)
         total.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        backend.bm25_search(q, 3 * r.k, Filters())  # what BM25ChunkRetriever asks for
+        bm25.append(time.perf_counter() - t0)
+        t0 = time.perf_counter()
+        backend.dense_search(q, r.k, r.score_threshold, Filters())  # includes query embedding
+        dense.append(time.perf_counter() - t0)
     ms = lambda xs, p: round(1000 * pct(xs, p), 1)  # noqa: E731
     return {
+        "backend": cfg.retrieval.backend,
         "chunks": backend.size,
         "questions": len(questions),
         "p50_ms": ms(total, 50),
         "p95_ms": ms(total, 95),
         "query_embedding_p50_ms": ms(embed, 50),
+        "bm25_search_p50_ms": ms(bm25, 50),
+        "bm25_search_p95_ms": ms(bm25, 95),
+        "dense_search_p50_ms": ms(dense, 50),
+        "dense_search_p95_ms": ms(dense, 95),
     }, backend
 
 
@@ -189,16 +208,26 @@ def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:  # noqa: ANN
 
 
 def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    from retrievers.loading import parse_backends, with_backend
+
+    backends = parse_backends(getattr(args, "backend", None), cfg)
     questions = _questions(args)
-    real, backend = bench_real(cfg, questions)
-    index = backend.vectorstore.index
-    base = index.reconstruct_n(0, index.ntotal)
-    queries = np.stack([backend.embedder.embed_query_array(q) for q in questions[:100]])
-    report = {
+    real: dict[str, dict] = {}
+    faiss_backend = None
+    for name in backends:
+        real[name], backend = bench_real(with_backend(cfg, name), questions)
+        if name == "faiss":
+            faiss_backend = backend
+    report: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
-        "real_index": real,
-        "dense_scale": bench_dense_scale(base, queries, args.sizes),
-        "bm25_growth": bench_bm25_growth(backend, questions),
+        "real_index": real[backends[0]] if len(backends) == 1 else real,
     }
+    if faiss_backend is not None:
+        index = faiss_backend.vectorstore.index
+        base = index.reconstruct_n(0, index.ntotal)
+        queries = np.stack([faiss_backend.embedder.embed_query_array(q) for q in questions[:100]])
+        if args.sizes:
+            report["dense_scale"] = bench_dense_scale(base, queries, args.sizes)
+        report["bm25_growth"] = bench_bm25_growth(faiss_backend, questions)
     print(json.dumps(report, indent=2))
     return 0

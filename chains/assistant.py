@@ -102,6 +102,7 @@ class Assistant:
             calibration_path(self.prompts.yes_no_path), "rag"
         )
         self.retrieve_step = make_retrieve_step(retriever)
+        self._article_tails: Any = None
 
     @classmethod
     def from_config(
@@ -282,8 +283,30 @@ class Assistant:
         return fused[: self.cfg.retrieval.topk_rrf], sub_queries
 
     async def _verdict(self, llm: BaseChatModel, question: str, documents: list[Document]) -> Any:
-        from chains.verdict import can_score, score_verdict
+        from chains.verdict import (
+            ArticleTails,
+            can_score,
+            classify_verdict,
+            load_channel_template,
+            load_evidence_template,
+            score_verdict,
+        )
 
+        cal = self.calibration
+        if cal.method == "classifier" and cal.classifier is not None:
+            # the same decision as `eval answers` (rag): the top article's conclusion, its wording
+            # cues and the model's channel scores, fitted on the PubMedQA dev split
+            if cal.classifier.needs_llm() and not can_score(llm):
+                return None
+            if self._article_tails is None:
+                self._article_tails = ArticleTails(self.retriever)
+            path = self.prompts.yes_no_path
+            out = await asyncio.to_thread(
+                classify_verdict, llm, question, documents, cal,
+                template=load_evidence_template(path), article_tail=self._article_tails,
+                channel_template=load_channel_template(path),
+            )  # fmt: skip
+            return out.verdict
         if not can_score(llm):
             return None
         out = await asyncio.to_thread(

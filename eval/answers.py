@@ -2,10 +2,14 @@
 
 Settings: ``gold`` gives the model the question's own ``contexts`` (the abstract without its
 conclusion: the official reasoning-required setting); ``rag`` retrieves from the index like the
-assistant does. Methods: ``score`` (calibrated log-probabilities of yes/no/maybe; one forward
-pass a question) and ``json`` (the model writes ``{"draft", "answer"}``; broken output is counted
-as invalid and decided by scoring). ``--calibrate`` learns per-class offsets on the dev split and
-stores them next to the yes/no prompt; evaluate on test afterwards.
+assistant does. Methods: ``classifier`` (the default once calibrated: the top article's conclusion
+is selected (rag: its last chunk) and a logistic regression over the conclusion's wording cues and
+the model's channel scores, log P(conclusion | "Yes."/"No."/"Maybe."), decides), ``score``
+(calibrated log-probabilities of yes/no/maybe after the JSON prompt; one forward pass a question)
+and ``json`` (the model writes ``{"draft", "answer"}``; broken output is counted as invalid and
+decided by scoring).
+``--calibrate`` fits on the DEV split (the classifier, or with ``--method score`` per-class
+offsets) and stores it next to the yes/no prompt; evaluate on test afterwards.
 """
 
 from __future__ import annotations
@@ -22,11 +26,21 @@ from langchain_core.documents import Document
 
 from app.config import Config
 from app.errors import UserFacingError
+from chains.yesno import (
+    CHANNEL_FEATURES,
+    CLASSIFIER_FEATURES,
+    LLM_FEATURES,
+    Calibration,
+    calibration_path,
+    fit_bias,
+    save_calibration,
+)
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"
 )
 LABELS = ("yes", "no", "maybe")
+FEATURE_SETS = ("cues+channel", "cues+lp", "all", "cues")
 MAJORITY_TEST = 0.552  # share of "yes" in the PubMedQA test split (anchor for the printed table)
 
 
@@ -38,11 +52,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", default=str(SHARED_QUESTIONS), help="JSONL question file")
     parser.add_argument("--split", default="test", help="test, dev or all (default test)")
     parser.add_argument("--setting", choices=("gold", "rag"), default="rag")
-    parser.add_argument("--method", choices=("score", "json"), default=None,
-                        help="default: the calibration file's, else score")  # fmt: skip
+    parser.add_argument("--method", choices=("classifier", "score", "json"), default=None,
+                        help="default: the calibration file's, else score "
+                        "(with --calibrate: classifier)")  # fmt: skip
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     parser.add_argument("--calibrate", action="store_true",
                         help="fit yes/no/maybe offsets on the DEV split and save them")  # fmt: skip
+    parser.add_argument("--features", choices=FEATURE_SETS, default="cues+channel",
+                        help="--calibrate --method classifier: the evidence cues plus the model's "
+                        "channel scores (cues+channel, default), its option log-probs after the "
+                        "short prompt (cues+lp), both (all), or no model (cues)")  # fmt: skip
+    parser.add_argument("--features-cache", default=None, metavar="FILE.jsonl",
+                        help="reuse/record per-question classifier features (refits without "
+                        "rerunning the model)")  # fmt: skip
+    parser.add_argument("--torch-threads", type=int, default=None, metavar="N",
+                        help="torch CPU threads after loading (1 is much faster on a busy "
+                        "machine; default: as loaded)")  # fmt: skip
     parser.add_argument("--raw", action="store_true", help="ignore the stored calibration")
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
 
@@ -118,6 +143,13 @@ class Scorer:
             self.retriever = load_retriever(cfg)
         self.llm = get_llm(cfg.llm, root=cfg.root)
         self.count = message_token_counter(self.llm)
+        from chains.verdict import ArticleTails, load_channel_template, load_evidence_template
+
+        # rag: the verdict reads the top article's conclusion (its last chunk); gold: the given
+        # contexts are the whole evidence (the abstract without its conclusion)
+        self.article_tail = ArticleTails(self.retriever) if self.retriever is not None else None
+        self.evidence_template = load_evidence_template(self.prompts.yes_no_path)
+        self.channel_template = load_channel_template(self.prompts.yes_no_path)
 
     def documents(self, row: dict) -> list[Document]:
         if self.setting == "gold":
@@ -141,66 +173,52 @@ class Scorer:
 
 
 def run(cfg: Config, args: argparse.Namespace) -> int:
-    from chains.verdict import can_score, generate_verdict, score_verdict
-    from chains.yesno import Calibration, calibration_path, fit_bias, save_calibration
+    from chains.verdict import can_score
 
     split = "dev" if args.calibrate else args.split
     rows = load_questions(Path(args.questions), split, args.limit)
     scorer = Scorer(cfg, args.setting)
+    if getattr(args, "torch_threads", None):
+        import torch
+
+        torch.set_num_threads(args.torch_threads)  # the embedder sets all cores when it loads
     cal_file = calibration_path(scorer.prompts.yes_no_path)
-    calibration = (
-        Calibration() if (args.raw or args.calibrate) else Calibration.load(cal_file, args.setting)
-    )
-    method = args.method or calibration.method
+    stored = Calibration.load(cal_file, args.setting)
+    calibration = Calibration() if (args.raw or args.calibrate) else stored
+    method = args.method or ("classifier" if args.calibrate else calibration.method)
     if method == "score" and not can_score(scorer.llm):
         method = "json"  # remote/gpt4all models give no log-probabilities
+    if method == "classifier" and not args.calibrate and calibration.classifier is None:
+        raise UserFacingError(
+            f"no verdict classifier for setting {args.setting!r} in {cal_file}: fit one with "
+            f"`eval answers --calibrate --setting {args.setting}` (dev split)"
+        )
     max_words = None if args.setting == "gold" else 160
+    wanted = _wanted_features(getattr(args, "features", None) or FEATURE_SETS[0])
+    cache = _FeatureCache(getattr(args, "features_cache", None), args.setting)
 
     gold: list[str] = []
     outcomes = []
     t0 = time.perf_counter()
     progress = _progress(len(rows), args.json)
     for row in rows:
-        docs = scorer.fit(row["question"], scorer.documents(row), max_words)
-        if method == "score":
-            out = score_verdict(
-                scorer.llm, scorer.prompts.yes_no, row["question"], docs, calibration,
-                max_words=max_words,
-            )  # fmt: skip
-        else:
-            out = generate_verdict(
-                scorer.llm, scorer.prompts.yes_no, row["question"], docs, calibration,
-                max_words=max_words,
-            )  # fmt: skip
-        outcomes.append(out)
+        outcomes.append(
+            _answer(scorer, row, method, calibration, max_words, cache, args.calibrate, wanted)
+        )
         gold.append(str(row["answer"]).lower())
         progress(1)
     progress(0, close=True)
+    cache.close()
     elapsed = time.perf_counter() - t0
 
     if args.calibrate:
-        if method != "score":
-            raise UserFacingError("--calibrate needs --method score (log-probabilities)")
-        bias, acc = fit_bias([o.logprobs for o in outcomes], gold)
-        cal = Calibration(
-            bias,
-            "score",
-            {
-                "split": "dev",
-                "n": len(rows),
-                "dev_accuracy": acc,
-                "model": scorer.llm._identifying_params.get("model_name"),
-            },
-        )
-        save_calibration(cal_file, args.setting, cal)
-        calibration = cal
-        print(f"saved calibration for setting {args.setting!r} to {cal_file}: {bias}",
-              file=sys.stderr)  # fmt: skip
+        calibration = _calibrate(scorer, method, outcomes, gold, rows, stored, wanted)
+        save_calibration(cal_file, args.setting, calibration)
+        print(f"saved {method} calibration for setting {args.setting!r} to {cal_file}: "
+              f"{calibration.meta}", file=sys.stderr)  # fmt: skip
 
-    pred = [
-        (calibration.decide(o.logprobs) if o.logprobs and args.calibrate else o.verdict) or "yes"
-        for o in outcomes
-    ]
+    pred = [_decided(o, calibration, method) if args.calibrate else o.verdict for o in outcomes]
+    pred = [p or "yes" for p in pred]
     invalid = sum(o.invalid for o in outcomes) if method == "json" else 0
     report = {
         **metrics(gold, pred),
@@ -209,15 +227,154 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         "setting": args.setting,
         "split": split,
         "method": method,
-        "calibrated": any(calibration.bias.values()),
+        "calibrated": method == "classifier" or any(calibration.bias.values()),
         "model": str(scorer.llm._identifying_params.get("model_name", type(scorer.llm).__name__)),
         "seconds_per_question": round(elapsed / len(rows), 3),
     }
+    if args.calibrate:
+        report["note"] = "in-sample: fitted on these questions (see cv_accuracy in the file)"
     if args.json:
         print(json.dumps(report, indent=2))
     else:
         _print_table(report)
     return 0
+
+
+def _answer(
+    scorer: Scorer,
+    row: dict,
+    method: str,
+    calibration: Any,
+    max_words: int | None,
+    cache: _FeatureCache,
+    calibrating: bool,
+    wanted: tuple[str, ...],
+) -> Any:
+    from chains.verdict import (
+        VerdictOutcome,
+        classify_verdict,
+        generate_verdict,
+        score_verdict,
+        verdict_evidence,
+        verdict_features,
+    )
+
+    question = row["question"]
+    if method == "classifier" and calibrating:
+        hit = cache.get(row)
+        if hit is not None and all(name in hit[0] for name in wanted):
+            return VerdictOutcome(None, hit[1], features=hit[0])
+    docs = scorer.fit(question, scorer.documents(row), max_words)
+    if method == "classifier" and calibrating:  # features only: the classifier is fitted after
+        evidence = verdict_evidence(question, docs, scorer.article_tail)
+        feats, lps = verdict_features(
+            scorer.llm, question, evidence, scorer.evidence_template,
+            with_llm=bool(set(wanted) & set(LLM_FEATURES)),
+            with_channel=bool(set(wanted) & set(CHANNEL_FEATURES)),
+            channel_template=scorer.channel_template,
+        )  # fmt: skip
+        cache.put(row, feats, lps)
+        return VerdictOutcome(None, lps, features=feats, evidence=evidence.text)
+    if method == "classifier":
+        return classify_verdict(
+            scorer.llm, question, docs, calibration,
+            template=scorer.evidence_template, article_tail=scorer.article_tail,
+            channel_template=scorer.channel_template,
+        )  # fmt: skip
+    if method == "score":
+        return score_verdict(
+            scorer.llm, scorer.prompts.yes_no, question, docs, calibration, max_words=max_words
+        )
+    return generate_verdict(
+        scorer.llm, scorer.prompts.yes_no, question, docs, calibration, max_words=max_words
+    )
+
+
+def _calibrate(
+    scorer: Scorer,
+    method: str,
+    outcomes: list,
+    gold: list[str],
+    rows: list[dict],
+    stored: Any,
+    wanted: tuple[str, ...],
+) -> Any:
+    from chains.yesno import fit_classifier
+
+    model = scorer.llm._identifying_params.get("model_name")
+    if method == "score":
+        bias, acc = fit_bias([o.logprobs for o in outcomes], gold)
+        return Calibration(
+            bias, "score", {"split": "dev", "n": len(rows), "dev_accuracy": acc, "model": model},
+            stored.classifier,
+        )  # fmt: skip
+    if method != "classifier":
+        raise UserFacingError("--calibrate needs --method classifier or score")
+    usable = [o.features for o in outcomes]
+    names = [n for n in wanted if all(n in f for f in usable)]  # no model features: cues only
+    clf, report = fit_classifier(usable, gold, names)
+    uses_model = clf.needs_llm()
+    meta = {
+        "split": "dev",
+        "n": len(rows),
+        "features": names,
+        "model": model if uses_model else None,
+        **report,
+    }
+    clf.meta = meta
+    return Calibration(stored.bias, "classifier", meta, clf)
+
+
+def _wanted_features(feature_set: str) -> tuple[str, ...]:
+    extra = {"cues": (), "cues+lp": LLM_FEATURES, "cues+channel": CHANNEL_FEATURES,
+             "all": LLM_FEATURES + CHANNEL_FEATURES}[feature_set]  # fmt: skip
+    return tuple(CLASSIFIER_FEATURES) + tuple(extra)
+
+
+def _decided(outcome: Any, calibration: Any, method: str) -> str | None:
+    if method == "classifier" and calibration.classifier is not None:
+        return calibration.classifier.decide(outcome.features)
+    if method == "score" and outcome.logprobs:
+        return calibration.decide(outcome.logprobs)
+    return outcome.verdict
+
+
+class _FeatureCache:
+    """Per-question classifier inputs in a JSONL file (``--features-cache``), keyed by setting,
+    question id and question text, so that refits on the dev split need not rerun the model."""
+
+    def __init__(self, path: str | None, setting: str) -> None:
+        self.path = Path(path) if path else None
+        self.setting = setting
+        self.entries: dict[str, dict] = {}
+        self._fh = None
+        if self.path and self.path.is_file():
+            for line in self.path.read_text(encoding="utf-8").splitlines():
+                try:
+                    e = json.loads(line)
+                    self.entries[e["key"]] = e
+                except (ValueError, KeyError, TypeError):
+                    continue
+
+    def _key(self, row: dict) -> str:
+        return f"{self.setting}|{row.get('qid', '')}|{row['question']}"
+
+    def get(self, row: dict) -> tuple[dict, dict] | None:
+        e = self.entries.get(self._key(row))
+        return (e["features"], e.get("logprobs") or {}) if e else None
+
+    def put(self, row: dict, features: dict, logprobs: dict) -> None:
+        if self.path is None:
+            return
+        if self._fh is None:
+            self._fh = self.path.open("a", encoding="utf-8")
+        e = {"key": self._key(row), "features": features, "logprobs": logprobs}
+        self._fh.write(json.dumps(e) + "\n")
+        self._fh.flush()
+
+    def close(self) -> None:
+        if self._fh is not None:
+            self._fh.close()
 
 
 def _progress(total: int, quiet: bool):

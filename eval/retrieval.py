@@ -35,6 +35,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default=None, help="only lines whose 'split' equals this")
     parser.add_argument("--limit", type=int, default=None, help="first N questions only")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--backend",
+        default=None,
+        help="search engine(s), comma-separated: faiss, milvus or faiss,milvus to compare both "
+        "on the same questions (default: retrieval.backend in cfg.yaml)",
+    )
 
 
 def read_questions(path: Path, split: str | None = None, limit: int | None = None) -> list[dict]:
@@ -114,12 +120,18 @@ def print_table(result: dict, title: str) -> None:
 
 
 def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    from retrievers.loading import parse_backends, with_backend
+
+    backends = parse_backends(getattr(args, "backend", None), cfg)
     questions = read_questions(args.questions, args.split, args.limit)
     if not questions:
         raise UserFacingError(f"no questions in {args.questions} (split={args.split})")
-    result = evaluate_retrieval(cfg, questions)
+    results = {b: evaluate_retrieval(with_backend(cfg, b), questions) for b in backends}
     if args.json:
-        print(json.dumps(result, indent=2))
+        # One backend: the result itself (as before); several: one result per backend.
+        print(json.dumps(results if len(backends) > 1 else results[backends[0]], indent=2))
     else:
-        print_table(result, f"{args.questions.name} ({len(questions)} questions)")
+        for backend, result in results.items():
+            suffix = f", {backend}" if len(backends) > 1 else ""
+            print_table(result, f"{args.questions.name} ({len(questions)} questions{suffix})")
     return 0

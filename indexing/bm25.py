@@ -5,6 +5,9 @@ rank-bm25 scores a query by looping over every document in Python for every quer
 floor, document lengths, k1, b) are computed by ``rank_bm25.BM25Okapi`` once at build time and
 folded into a CSC matrix ``W[doc, term]``; a query's scores are then ``W[:, terms] @ counts``,
 identical to ``BM25Okapi.get_scores`` (tested) at a fraction of the cost.
+
+With a :class:`~indexing.phrases.PhraseIndex` attached, ``phrase_weight`` x its word-pair score is
+added, so exact phrases from the question count (see :mod:`indexing.phrases`).
 """
 
 from __future__ import annotations
@@ -19,15 +22,25 @@ import numpy as np
 import scipy.sparse as sp
 from rank_bm25 import BM25Okapi
 
+from indexing.phrases import PhraseIndex
 from indexing.tokenize import tokenizer_for
 
 
 class BM25Index:
-    def __init__(self, weights: sp.csc_matrix, vocab: dict[str, int], stopwords: bool) -> None:
+    def __init__(
+        self,
+        weights: sp.csc_matrix,
+        vocab: dict[str, int],
+        stopwords: bool,
+        phrases: PhraseIndex | None = None,
+        phrase_weight: float = 0.0,
+    ) -> None:
         self.weights = weights
         self.vocab = vocab
         self.stopwords = stopwords
         self.tokenize: Callable[[str], list[str]] = tokenizer_for(stopwords)
+        self.phrases = phrases
+        self.phrase_weight = phrase_weight
 
     @property
     def size(self) -> int:
@@ -35,8 +48,16 @@ class BM25Index:
 
     @classmethod
     def build(
-        cls, texts: Sequence[str], *, k1: float = 1.2, b: float = 0.75, stopwords: bool = True
+        cls,
+        texts: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        stopwords: bool = True,
+        phrases: bool = False,
     ) -> BM25Index:
+        """Index ``texts``; with ``phrases``, word pairs too (weighted at query time)."""
+        pairs = PhraseIndex.build(texts, k1=k1, b=b) if phrases else None
         tok = tokenizer_for(stopwords)
         corpus = [tok(t) or ["\u2205"] for t in texts]  # rank-bm25 divides by zero on empty docs
         okapi = BM25Okapi(corpus, k1=k1, b=b)
@@ -59,9 +80,16 @@ class BM25Index:
                                                      np.frombuffer(cols, dtype=np.int32))),
             shape=(n_docs, len(vocab)),
         )
-        return cls(weights, vocab, stopwords)
+        return cls(weights, vocab, stopwords, pairs)
 
     def scores(self, query: str) -> np.ndarray:
+        scores = self.term_scores(query)
+        if self.phrases is not None and self.phrase_weight:
+            scores = scores + self.phrase_weight * self.phrases.scores(query)
+        return scores
+
+    def term_scores(self, query: str) -> np.ndarray:
+        """Plain (unigram) BM25, exactly rank-bm25's ``get_scores``."""
         counts = Counter(t for t in self.tokenize(query) if t in self.vocab)
         if not counts:
             return np.zeros(self.size, dtype=np.float32)
@@ -86,12 +114,15 @@ class BM25Index:
 
     def save(self, folder: Path) -> None:
         sp.save_npz(folder / "bm25.npz", self.weights, compressed=False)
+        if self.phrases is not None:
+            self.phrases.save(folder)
         (folder / "bm25_vocab.json").write_text(
             json.dumps({"stopwords": self.stopwords, "vocab": self.vocab}), encoding="utf-8"
         )
 
     @classmethod
-    def load(cls, folder: Path) -> BM25Index:
+    def load(cls, folder: Path, *, phrase_weight: float = 0.0) -> BM25Index:
         weights = sp.load_npz(folder / "bm25.npz").tocsc()  # np.load(allow_pickle=False) inside
         meta = json.loads((folder / "bm25_vocab.json").read_text(encoding="utf-8"))
-        return cls(weights, meta["vocab"], meta["stopwords"])
+        phrases = PhraseIndex.load(folder) if phrase_weight else None
+        return cls(weights, meta["vocab"], meta["stopwords"], phrases, phrase_weight)

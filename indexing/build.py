@@ -23,6 +23,7 @@ from tqdm.auto import tqdm
 from indexing.bm25 import BM25Index
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
+from indexing.heap import release_freed_memory
 from indexing.store import (
     IndexMissingError,
     Manifest,
@@ -102,11 +103,17 @@ def _embed_resumable(
         if cached is None:
             cached = embedder.encode(texts[start:stop], progress=bar.update)
             cache.put(start, cached)
+            release_freed_memory()
         else:
             bar.update(stop - start)
         out[start:stop] = cached
     bar.close()
     return out
+
+
+def bm25_build_settings(cfg) -> dict:  # noqa: ANN001
+    """What the BM25 files depend on (a change means a rebuild); ``phrases``: word pairs stored."""
+    return {**cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"}), "phrases": True}
 
 
 def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:  # noqa: ANN001
@@ -219,6 +226,8 @@ def _build_locked(
             chunks.extend(new_chunks[r] for r in rows)
             parts.append(new_vectors[rows])
     vectors = np.ascontiguousarray(np.concatenate(parts), dtype=np.float32)
+    del parts, new_vectors
+    release_freed_memory()
 
     build_dir = new_build_dir(loc)
     _write_chunks(build_dir, chunks)
@@ -231,6 +240,7 @@ def _build_locked(
         k1=cfg.retrieval.bm25.k1,
         b=cfg.retrieval.bm25.b,
         stopwords=cfg.retrieval.bm25.stopwords,
+        phrases=True,
     ).save(build_dir)
     manifest = Manifest(
         name=cfg.index.name,
@@ -239,7 +249,7 @@ def _build_locked(
         dimension=embedder.dimension,
         chunk_size=cfg.index.chunk_size,
         chunk_overlap=cfg.index.chunk_overlap,
-        bm25_settings=cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"}),
+        bm25_settings=bm25_build_settings(cfg),
         corpus_checksum=corpus_checksum,
         corpus_files=list(corpus_files),
         articles=len(articles),

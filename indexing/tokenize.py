@@ -35,3 +35,9 @@ def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
 @lru_cache(maxsize=2)
 def tokenizer_for(stopwords: bool):  # noqa: ANN201 - a plain callable for BM25
     return lambda text: tokenize(text, stopwords=stopwords)
+
+
+def word_sequence(text: str) -> list[str]:
+    """The case-folded words of ``text`` in order, compounds whole and stopwords kept: the units
+    of word-pair (phrase) matching."""
+    return _TOKEN.findall(text.casefold())

@@ -38,6 +38,10 @@ class SearchBackend(Protocol):
     def size(self) -> int:
         """Number of chunks."""
 
+    def article_chunks(self, pmid: str) -> list[Document]:
+        """Every chunk of one article, in chunk order (the yes/no verdict reads the last one,
+        where an abstract's conclusion is)."""
+
 
 def identity_relevance(score: float) -> float:
     """Vectors are L2-normalised and the index is inner-product: the raw score IS the cosine.
@@ -68,12 +72,22 @@ class FaissBM25Backend:
             distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
             relevance_score_fn=identity_relevance,
         )
-        self.bm25 = BM25Index.load(folder)
+        self.bm25 = BM25Index.load(folder, phrase_weight=cfg.retrieval.bm25.phrase_weight)
         self.years = np.array([m.get("year") or -1 for m in stored.metadata], dtype=np.int32)
+        self._rows_by_pmid: dict[str, list[int]] | None = None
 
     @property
     def size(self) -> int:
         return len(self.docs)
+
+    def article_chunks(self, pmid: str) -> list[Document]:
+        if self._rows_by_pmid is None:
+            rows: dict[str, list[int]] = {}
+            for row, doc in enumerate(self.docs):
+                rows.setdefault(doc.metadata["pmid"], []).append(row)
+            self._rows_by_pmid = rows
+        chunks = [self.docs[r] for r in self._rows_by_pmid.get(str(pmid), [])]
+        return sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
 
     def _mask(self, filters: Filters) -> np.ndarray | None:
         if filters.is_empty():

@@ -11,6 +11,11 @@ Not filters, left in the question: "IL-2", "COVID-19", numbers of people ("in 20
 and a year used as a name, such as "the 2020 sepsis guidelines": that names a document and
 articles discussing it may be from any later year, so restricting the publication year would hide
 exactly what the user asks about. Only a preposition+year phrase restricts the year.
+
+A year phrase that follows a place ("coverage in Kenya in 2015", "Shigellosis in Barcelona
+between 1988 and 2012") or a verb of change ("changed from 2002 to 2007", "rose since 2010")
+dates what was observed, not when it was published: the study of 2015 data appears in 2016 or
+later, so such phrases stay in the question and filter nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +32,15 @@ _YEAR = r"((?:19|20)\d{2})"
 _END = r"(?=\s*(?:$|[?.!,;:)]|\s(?:on|about|for|and|or|of|that|which|with|to|in|regarding|"
 _END += r"concerning|what|how|is|are|was|were|do|does|did|has|have)\b))"
 _PUB = r"(?:(?:published|publications?|papers?|articles?|studies|research)\s+)?"
+# What comes right before a year phrase that dates the data rather than the publication: a place
+# ("in Kenya", "in the United States", "in the UK"; not an acronym such as "in ADHD") or a verb
+# of change ("changed from").
+_DATA_CONTEXT = re.compile(
+    r"(?:\b(?i:in|across|throughout)\s+(?:the\s+)?(?:U\.?S\.?A?|U\.?K\.?|EU|[A-Z][a-z][\w.'-]*)"
+    r"(?:,?\s+[A-Z][a-z][\w.'-]*){0,2},?\s+"
+    r"|\b(?i:chang|increas|decreas|declin|rose|risen|rise|rising|fell|fall|grow|grew|evolv|"
+    r"vari|trend|shift|improv|worsen|drop)\w*\s+)$"
+)
 
 _AUTHOR_STOP = {
     "Alzheimer",
@@ -124,12 +138,17 @@ class _Parse:
     text: str
     filters: dict = field(default_factory=dict)
 
-    def take(self, pattern: str, handler, flags: int = re.IGNORECASE) -> None:  # noqa: ANN001
+    def take(self, pattern: str, handler, *, year: bool = True) -> None:  # noqa: ANN001
+        """Replace what ``pattern`` matches by a space, recording it with ``handler``; a year
+        phrase in a data context (see the module docstring) is left in place."""
+
         def repl(m: re.Match) -> str:
+            if year and _DATA_CONTEXT.search(m.string[: m.start()]):
+                return m[0]
             handler(m)
             return " "
 
-        self.text = re.sub(pattern, repl, self.text, flags=flags)
+        self.text = re.sub(pattern, repl, self.text, flags=re.IGNORECASE)
 
 
 def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str, Filters]:
@@ -184,10 +203,12 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
         r"\b(?:whose\s+|where\s+the\s+|with\s+(?:a\s+|the\s+)?)?title\s+(?:contains|containing|"
         r"includes|including|mentions|with)\s+[\"']?([^\"'?,;]+?)[\"']?(?=\s*(?:$|[?.!,;]|\s(?:and|or)\s))",
         lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
+        year=False,
     )
     p.take(
         r"\bwith\s+[\"']?([\w-]+(?:\s[\w-]+)?)[\"']?\s+in\s+(?:the|their|its)\s+titles?\b",
         lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
+        year=False,
     )
     _take_author(p)
     text = re.sub(r"\s{2,}", " ", p.text).strip()

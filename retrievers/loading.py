@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from app.errors import UserFacingError
 from retrievers.hybrid import HybridRetriever
+
+BACKENDS = ("faiss", "milvus")
 
 
 def load_backend(cfg):  # noqa: ANN001, ANN201 - Config -> SearchBackend
@@ -18,3 +21,24 @@ def load_backend(cfg):  # noqa: ANN001, ANN201 - Config -> SearchBackend
 def load_retriever(cfg, backend=None) -> HybridRetriever:  # noqa: ANN001
     """The hybrid retriever the chains use (raises IndexMissingError with a how-to)."""
     return HybridRetriever.from_backend(backend or load_backend(cfg), cfg)
+
+
+def parse_backends(text: str | None, cfg) -> list[str]:  # noqa: ANN001
+    """``--backend faiss,milvus`` -> ["faiss", "milvus"]; empty -> cfg.yaml's backend."""
+    if not text:
+        return [cfg.retrieval.backend]
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in BACKENDS]
+    if unknown or not names:
+        raise UserFacingError(
+            f"unknown --backend {', '.join(unknown) or text!r}: give one or more of "
+            f"{', '.join(BACKENDS)}, comma-separated (e.g. --backend faiss,milvus)"
+        )
+    return list(dict.fromkeys(names))
+
+
+def with_backend(cfg, backend: str):  # noqa: ANN001, ANN201 - Config -> Config
+    """A copy of ``cfg`` that searches ``backend``."""
+    out = cfg.model_copy(deep=True)
+    out.retrieval.backend = backend
+    return out

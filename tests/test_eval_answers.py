@@ -115,3 +115,32 @@ def test_eval_rag_real_and_calibration_file(
     )
     saved = json.loads((tmp_path / "yes_no.calibration.json").read_text())
     assert set(saved["rag"]["bias"]) == {"yes", "no", "maybe"}
+
+
+@needs_real
+def test_eval_rag_classifier_real(
+    small_index_cfg: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Fit the verdict classifier on a few dev questions (features cached), then use it."""
+    from eval.answers import run
+
+    prompt = tmp_path / "yes_no.txt"
+    shutil.copy(Path(__file__).resolve().parents[1] / "prompts" / "yes_no.txt", prompt)
+    prompts = small_index_cfg.prompts.model_copy(update={"yes_no": str(prompt)})
+    cfg = small_index_cfg.model_copy(update={"llm": E2E_LLM, "prompts": prompts})
+    cache = tmp_path / "features.jsonl"
+    args = _args(setting="rag", split="dev", calibrate=True, limit=6, features="cues+channel",
+                 features_cache=str(cache))  # fmt: skip
+    assert run(cfg, args) == 0
+    fitted = json.loads(capsys.readouterr().out)
+    assert fitted["method"] == "classifier" and fitted["n"] == 6
+    saved = json.loads((tmp_path / "yes_no.calibration.json").read_text())["rag"]
+    assert saved["method"] == "classifier" and "ch_no" in saved["classifier"]["features"]
+    assert len(cache.read_text().splitlines()) == 6
+    assert run(cfg, args) == 0  # the refit reads the cache
+    capsys.readouterr()
+    assert len(cache.read_text().splitlines()) == 6
+    assert run(cfg, _args(setting="rag", split="test", limit=3)) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["method"] == "classifier" and report["invalid_rate"] == 0
+    assert sum(report["predicted"].values()) == 3

@@ -110,3 +110,16 @@ def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path)
         }
         assert result[system]["n"] == 20
     assert result["hybrid"]["hit@1"] >= 0.9  # PubMedQA questions restate their titles
+
+
+def test_article_chunks_returns_every_chunk_of_one_article_in_order(small_retriever) -> None:  # noqa: ANN001
+    backend = small_retriever.retrievers[0].backend
+    counts: dict[str, int] = {}
+    for doc in backend.docs:
+        counts[doc.metadata["pmid"]] = counts.get(doc.metadata["pmid"], 0) + 1
+    pmid = max(counts, key=counts.get)  # an article split into several chunks
+    chunks = backend.article_chunks(pmid)
+    assert len(chunks) == counts[pmid] > 1
+    assert [c.metadata["chunk_index"] for c in chunks] == list(range(len(chunks)))
+    assert {c.metadata["pmid"] for c in chunks} == {pmid}
+    assert backend.article_chunks("0") == []

@@ -12,7 +12,8 @@ from rank_bm25 import BM25Okapi
 
 from app.config import load_config
 from indexing.bm25 import BM25Index
-from indexing.tokenize import tokenize
+from indexing.phrases import PhraseIndex
+from indexing.tokenize import tokenize, word_sequence
 from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.hybrid import HybridRetriever
@@ -178,6 +179,42 @@ def test_sparse_bm25_scores_equal_rank_bm25() -> None:
     assert [row for row, _ in index.search("working memory", 2)] == [0, 3]
 
 
+PHRASE_TEXTS = [
+    "children without cranial radiation therapy showed no impairment",
+    "radiation of the cranial vault: therapy for children",
+    "cranial radiation therapy in adults with tumours",
+    "working memory training in children",
+    "unrelated text about bones and bones",
+]
+
+
+def test_phrase_scores_equal_rank_bm25_over_word_pairs() -> None:
+    def pairs(text: str) -> list[str]:
+        words = word_sequence(text)
+        return [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)] or ["\u2205"]
+
+    index = PhraseIndex.build(PHRASE_TEXTS, k1=1.2, b=0.75)
+    okapi = BM25Okapi([pairs(t) for t in PHRASE_TEXTS], k1=1.2, b=0.75)
+    for query in ["cranial radiation therapy", "Working memory in children?", "no pair", "x"]:
+        np.testing.assert_allclose(
+            index.scores(query), okapi.get_scores(pairs(query)), rtol=1e-5, atol=1e-6
+        )
+
+
+def test_phrase_weight_lifts_the_exact_phrase_and_round_trips(tmp_path) -> None:  # noqa: ANN001
+    question = "Did children without cranial radiation therapy show impairment?"
+    words_only = BM25Index.build(PHRASE_TEXTS, stopwords=False)
+    with_phrases = BM25Index.build(PHRASE_TEXTS, stopwords=False, phrases=True)
+    with_phrases.phrase_weight = 0.5
+    np.testing.assert_allclose(with_phrases.term_scores(question), words_only.scores(question))
+    gain = with_phrases.scores(question) - words_only.scores(question)
+    assert gain[0] > gain[2] > 0 and gain[1] == 0 and gain[4] == 0  # pairs in order only
+    with_phrases.save(tmp_path)
+    loaded = BM25Index.load(tmp_path, phrase_weight=0.5)
+    np.testing.assert_allclose(loaded.scores(question), with_phrases.scores(question))
+    assert BM25Index.load(tmp_path).phrases is None  # weight 0: the pair files are not read
+
+
 TODAY = dt.date(2026, 11, 22)
 FILTER_CASES = [
     ("IQ after 2020", "IQ", {"year_min": 2021}),
@@ -230,6 +267,26 @@ FILTER_CASES = [
     ("memory impairment caused by stress", "memory impairment caused by stress", {}),
     ("Is intelligence heritable?", "Is intelligence heritable?", {}),
     ("effects of 5-HT2A agonists", "effects of 5-HT2A agonists", {}),
+    # a year phrase after a place or a verb of change dates the data, not the publication
+    (
+        "Did the boycott affect polio vaccination coverage in Kenya in 2015?",
+        "Did the boycott affect polio vaccination coverage in Kenya in 2015?",
+        {},
+    ),
+    (
+        "Shigellosis in Barcelona between 1988 and 2012: an emerging STI?",
+        "Shigellosis in Barcelona between 1988 and 2012: an emerging STI?",
+        {},
+    ),
+    ("asthma in the United States since 2019", "asthma in the United States since 2019", {}),
+    (
+        "Has use of alternative medicine changed from 2002 to 2007?",
+        "Has use of alternative medicine changed from 2002 to 2007?",
+        {},
+    ),
+    ("Has obesity prevalence risen since 2010?", "Has obesity prevalence risen since 2010?", {}),
+    # ... but an acronym is not a place
+    ("What is new in ADHD since 2019?", "What is new in ADHD?", {"year_min": 2019}),
 ]
 
 

@@ -6,6 +6,7 @@ import argparse
 import json
 import time
 
+from app.errors import UserFacingError
 from indexing.store import IndexMissingError, open_current
 
 
@@ -16,19 +17,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def index_state(cfg, checksum: str) -> str:  # noqa: ANN001
     """'current', 'stale' (corpus changed; settings match) or 'missing' (absent or incompatible)."""
+    if cfg.retrieval.backend == "milvus":
+        from indexing.milvus_index import milvus_index_state
+
+        return milvus_index_state(cfg, checksum)
     try:
         _, manifest = open_current(cfg, verify=False)
     except IndexMissingError:
         return "missing"
-    bm25 = cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"})
+    from indexing.build import bm25_build_settings
+
+    bm25 = bm25_build_settings(cfg)
     if manifest.embedding_backend != cfg.index.embedding_backend or manifest.bm25_settings != bm25:
         return "stale"
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
+def current_manifest(cfg):  # noqa: ANN001, ANN201 - the manifest of the configured backend
+    if cfg.retrieval.backend == "milvus":
+        from indexing.milvus_index import current_milvus_manifest
+
+        return current_milvus_manifest(cfg)
+    return open_current(cfg, verify=False)[1]
+
+
 def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa: ANN001
-    from indexing.build import build_index
     from ingest.corpus import ensure_corpus, load_corpus
+
+    extra: dict = {}
+    if cfg.retrieval.backend == "milvus":
+        from indexing.milvus_index import build_milvus_index as build_index
+
+        extra["append"] = getattr(args, "append", False)
+    elif getattr(args, "append", False):
+        raise UserFacingError(
+            "--append needs retrieval.backend: milvus (a FAISS index is rebuilt as a whole)"
+        )
+    else:
+        from indexing.build import build_index
 
     started = time.perf_counter()
     files = ensure_corpus(cfg)
@@ -37,7 +63,7 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa:
 
         state = index_state(cfg, corpus_checksum(files))
         if state == "current":
-            _, manifest = open_current(cfg, verify=False)
+            manifest = current_manifest(cfg)
             _print(
                 args,
                 manifest,
@@ -67,6 +93,7 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa:
         dropped_short=report.dropped_short,
         bad_records=len(report.bad_records),
         show_progress=show,
+        **extra,
     )
     _print(
         args,

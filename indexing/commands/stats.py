@@ -13,10 +13,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
-    folder, manifest = open_current(cfg, verify=False)
-    stats = manifest.stats()
-    stats["path"] = str(location(cfg).link)
-    stats["size_bytes"] = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
+    if cfg.retrieval.backend == "milvus":
+        from indexing.milvus_index import milvus_stats
+
+        stats = milvus_stats(cfg)
+    else:
+        folder, manifest = open_current(cfg, verify=False)
+        stats = manifest.stats()
+        stats["path"] = str(location(cfg).link)
+        stats["size_bytes"] = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())
     if args.json:
         print(json.dumps(stats, indent=2))
     else:

@@ -4,9 +4,20 @@ from __future__ import annotations
 
 import argparse
 
-from indexing.commands.common import add_arguments, run_indexing
+from indexing.commands.common import add_arguments as _common_arguments
+from indexing.commands.common import run_indexing
 
 __all__ = ["add_arguments", "run"]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    _common_arguments(parser)
+    parser.add_argument(
+        "--append",
+        action="store_true",
+        help="retrieval.backend milvus only: add or refresh the corpus' articles and delete no "
+        "other (load a corpus too big for memory, such as the PubMed baseline, in shards)",
+    )
 
 
 def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001

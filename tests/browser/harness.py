@@ -77,7 +77,8 @@ def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None 
     data["corpus"]["paths"] = [str(cfg.resolve(p)) for p in cfg.corpus.paths]
     data["corpus"]["fetch"]["out_dir"] = str(cfg.resolve(cfg.corpus.fetch.out_dir))
     data["index"]["dir"] = str(cfg.resolve(cfg.index.dir))
-    data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
+    if cfg.retrieval.milvus.is_lite:  # a server URI stays as it is
+        data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
     for key, value in cfg.prompts.model_dump().items():
         data["prompts"][key] = str(cfg.resolve(value))
     if cfg.llm.model_path:
