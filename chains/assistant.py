@@ -102,7 +102,8 @@ class Assistant:
             calibration_path(self.prompts.yes_no_path), "rag"
         )
         self.retrieve_step = make_retrieve_step(retriever)
-        self._article_tails: Any = None
+        # (article tails, evidence template, channel template), made on the first yes/no verdict
+        self._verdict_inputs: tuple[Any, str, str] | None = None
 
     @classmethod
     def from_config(
@@ -298,13 +299,18 @@ class Assistant:
             # cues and the model's channel scores, fitted on the PubMedQA dev split
             if cal.classifier.needs_llm() and not can_score(llm):
                 return None
-            if self._article_tails is None:
-                self._article_tails = ArticleTails(self.retriever)
-            path = self.prompts.yes_no_path
+            if self._verdict_inputs is None:
+                path = self.prompts.yes_no_path
+                self._verdict_inputs = (
+                    ArticleTails(self.retriever),
+                    load_evidence_template(path),
+                    load_channel_template(path),
+                )
+            tails, evidence_template, channel_template = self._verdict_inputs
             out = await asyncio.to_thread(
                 classify_verdict, llm, question, documents, cal,
-                template=load_evidence_template(path), article_tail=self._article_tails,
-                channel_template=load_channel_template(path),
+                template=evidence_template, article_tail=tails,
+                channel_template=channel_template,
             )  # fmt: skip
             return out.verdict
         if not can_score(llm):

@@ -145,17 +145,23 @@ CHANNEL_TEMPLATE = (
 CHANNEL_PREFIX = "{Option}. Conclusion:"
 
 
-def evidence_prompt_path(yes_no_prompt: Path) -> Path:
-    """``prompts/yes_no.txt`` -> ``prompts/yes_no.evidence.txt``."""
-    return yes_no_prompt.with_suffix(".evidence.txt")
+def companion_template(
+    yes_no_prompt: Path, suffix: str, default: str, needed: tuple[str, ...]
+) -> str:
+    """The template in the file next to the yes/no prompt (``prompts/yes_no<suffix>``), or
+    ``default`` when that file is absent or lacks one of the ``needed`` placeholders."""
+    try:
+        text = yes_no_prompt.with_suffix(suffix).read_text(encoding="utf-8").strip()
+    except OSError:
+        return default
+    return text if all("{" + n + "}" in text for n in needed) else default
 
 
 def load_evidence_template(yes_no_prompt: Path) -> str:
-    try:
-        text = evidence_prompt_path(yes_no_prompt).read_text(encoding="utf-8").strip()
-    except OSError:
-        return EVIDENCE_TEMPLATE
-    return text if "{evidence}" in text and "{question}" in text else EVIDENCE_TEMPLATE
+    """``prompts/yes_no.evidence.txt``, else :data:`EVIDENCE_TEMPLATE`."""
+    return companion_template(
+        yes_no_prompt, ".evidence.txt", EVIDENCE_TEMPLATE, ("evidence", "question")
+    )
 
 
 class ArticleTails:
@@ -279,18 +285,9 @@ def classify_verdict(
 # written just before it, which it can do.
 
 
-
-def channel_prompt_path(yes_no_prompt: Path) -> Path:
-    """``prompts/yes_no.txt`` -> ``prompts/yes_no.channel.txt``."""
-    return yes_no_prompt.with_suffix(".channel.txt")
-
-
 def load_channel_template(yes_no_prompt: Path) -> str:
-    try:
-        text = channel_prompt_path(yes_no_prompt).read_text(encoding="utf-8").strip()
-    except OSError:
-        return CHANNEL_TEMPLATE
-    return text if "{question}" in text else CHANNEL_TEMPLATE
+    """``prompts/yes_no.channel.txt``, else :data:`CHANNEL_TEMPLATE`."""
+    return companion_template(yes_no_prompt, ".channel.txt", CHANNEL_TEMPLATE, ("question",))
 
 
 def channel_logprobs(

@@ -125,7 +125,9 @@ def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:  # noqa: ANN001
     return h.hexdigest()
 
 
-def _load_reusable(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:  # noqa: ANN001
+def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:  # noqa: ANN001
+    """The published build's chunks, article hashes and vectors, when they can be reused: the
+    build matches cfg.yaml's model and chunking (``open_current``) and its embedding backend."""
     try:
         folder, manifest = open_current(cfg, verify=False)
     except IndexMissingError:
@@ -185,7 +187,7 @@ def _build_locked(
     loc = location(cfg)
     embedder = embedder or build_embedder(cfg)
     chunker = TokenChunker(embedder.tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
-    previous = _load_reusable(cfg) if reuse else None
+    previous = published_vectors(cfg) if reuse else None
 
     hashes = {a.pmid: article_hash(a) for a in articles}
     reused_rows: dict[str, list[int]] = {}

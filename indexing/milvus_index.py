@@ -15,7 +15,6 @@ costs ~7 minutes on 2 cores); otherwise the chunks are embedded here, one batch 
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
-from indexing.build import article_hash, read_article_hashes, read_chunks
+from indexing.build import article_hash, published_vectors
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.milvus_store import (
@@ -39,7 +38,7 @@ from indexing.milvus_store import (
     read_manifest,
     write_manifest,
 )
-from indexing.store import IndexMissingError, open_current
+from indexing.store import IndexMissingError, file_lock
 from ingest.models import Article
 from retrievers.milvus_filters import authors_key, string_literal, title_key, year_value
 
@@ -136,25 +135,12 @@ class FaissVectors:
     @classmethod
     def load(cls, cfg) -> FaissVectors | None:  # noqa: ANN001
         """None when there is no FAISS index or it was built with other embedding settings."""
-        import faiss
-
-        try:
-            folder, manifest = open_current(cfg, verify=False)
-        except IndexMissingError:
+        published = published_vectors(cfg)
+        if published is None:
             return None
-        same = (
-            manifest.embedding_model == cfg.index.embedding_model
-            and manifest.embedding_backend == cfg.index.embedding_backend
-            and manifest.chunk_size == cfg.index.chunk_size
-            and manifest.chunk_overlap == cfg.index.chunk_overlap
-        )
-        if not same:
-            return None
-        stored = read_chunks(folder)
-        index = faiss.read_index(str(folder / "dense.faiss"))
-        vectors = index.reconstruct_n(0, index.ntotal)
+        stored, hashes, vectors = published
         rows = {cid: i for i, cid in enumerate(stored.chunk_ids)}
-        return cls(rows, stored.texts, read_article_hashes(folder), vectors)
+        return cls(rows, stored.texts, hashes, vectors)
 
     def for_article(self, chunks: Sequence[Chunk], content_hash: str) -> np.ndarray | None:
         """The article's vectors when FAISS holds exactly these chunks of the same content."""
@@ -339,13 +325,8 @@ def build_lock(cfg) -> Iterator[None]:  # noqa: ANN001
         return
     path = lite_path(cfg)
     path.parent.mkdir(parents=True, exist_ok=True)
-    lock = Path(f"{path}.build-lock")
-    with open(lock, "w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    with file_lock(Path(f"{path}.build-lock")):
+        yield
 
 
 def build_milvus_index(

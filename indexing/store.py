@@ -70,6 +70,17 @@ class Manifest(BaseModel):
         return self.model_dump(exclude={"file_sha256", "corpus_files"})
 
 
+@contextlib.contextmanager
+def file_lock(path: Path):  # noqa: ANN201
+    """Hold an exclusive ``flock`` on ``path`` (created if missing) across processes."""
+    with open(path, "w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @dataclass(frozen=True)
 class IndexLocation:
     root: Path  # <index.dir>
@@ -91,12 +102,8 @@ class IndexLocation:
     def lock(self):  # noqa: ANN201
         """Serialise builds of this index across processes (two `make run`s, parallel tests)."""
         self.root.mkdir(parents=True, exist_ok=True)
-        with open(self.root / f".{self.name}.lock", "w") as handle:
-            fcntl.flock(handle, fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+        with file_lock(self.root / f".{self.name}.lock"):
+            yield
 
     def current(self) -> Path | None:
         """The folder of the build in use, or None when there is none."""
