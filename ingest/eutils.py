@@ -1,8 +1,21 @@
-"""A small NCBI E-utilities client: ESearch for PMIDs, EFetch for PubMed XML.
+"""PubMed E-utilities through Biopython's ``Bio.Entrez``: ESearch for PMIDs, EFetch for XML.
 
-It follows NCBI's usage rules: at most 3 requests a second (10 with ``NCBI_API_KEY``), ``tool``
-and ``email`` on every request, retries with back-off on 429/5xx and network errors. Requests are
-POSTed, so the API key never appears in a URL, a log line or an error message.
+``Bio.Entrez`` builds every request (parameters, ``tool``/``email``/``api_key``, POST for long
+ID lists) and spaces them by NCBI's rule. :class:`EUtilsClient` adds what a long unattended
+download needs on top: its own rate limit (3 requests a second, 10 with ``NCBI_API_KEY``),
+retries with exponential back-off that honour ``Retry-After``, a per-request timeout, and errors
+that say what to do with the API key blanked.
+
+Three things ``Bio.Entrez`` does not offer are added by :func:`entrez_transport` at the one seam
+Biopython itself mocks in its tests, the module's ``urlopen``:
+
+* a timeout: ``Bio.Entrez`` opens connections without one, so a stalled download would hang;
+* another host: its functions hard-code ``https://eutils.ncbi.nlm.nih.gov``, so a mirror or
+  proxy (``corpus.fetch.base_url``) and the tests' local replay server could not be reached;
+* POST for every request, so the API key never appears in a URL (proxy and server logs).
+
+Retrying is left to the client (``Bio.Entrez.max_tries`` is 1 during a call): Biopython sleeps a
+fixed 15 s and ignores ``Retry-After``.
 """
 
 from __future__ import annotations
@@ -10,17 +23,22 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Protocol
+
+from Bio import Entrez
 
 from ingest.errors import FetchError
 
 TOOL = "pubmed-assistant"
+NCBI_EUTILS = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 60.0
 
@@ -36,28 +54,79 @@ class HTTPStatusError(Exception):
 
 
 class Transport(Protocol):
-    """POST ``data`` (form-encoded) to ``url`` and return the body; raise
-    :class:`HTTPStatusError` for a non-2xx status and ``OSError`` for network failures."""
+    """Call E-utility ``url`` (base URL + e.g. ``efetch.fcgi``) with ``data`` and return the body;
+    raise :class:`HTTPStatusError` for a non-2xx status and ``OSError`` for network failures."""
 
     def __call__(self, url: str, data: Mapping[str, str], timeout: float) -> bytes: ...
 
 
-def urllib_transport(url: str, data: Mapping[str, str], timeout: float) -> bytes:
-    body = urllib.parse.urlencode(data).encode("ascii")
-    request = urllib.request.Request(url, data=body, method="POST")
-    request.add_header("Content-Type", "application/x-www-form-urlencoded")
+_ENTREZ_CALLS: dict[str, Callable[..., object]] = {
+    "esearch.fcgi": Entrez.esearch,
+    "efetch.fcgi": Entrez.efetch,
+    "einfo.fcgi": Entrez.einfo,
+}
+# Bio.Entrez's settings are module globals: one call at a time may change them.
+_ENTREZ_LOCK = threading.Lock()
+
+
+def entrez_transport(url: str, data: Mapping[str, str], timeout: float) -> bytes:
+    """One E-utilities call made by ``Bio.Entrez`` (see the module docstring for what is added)."""
+    base_url, _, endpoint = url.rpartition("/")
+    call = _ENTREZ_CALLS.get(endpoint)
+    if call is None:
+        raise ValueError(f"no Bio.Entrez function for the E-utility {endpoint!r}")
+    with _ENTREZ_LOCK, _entrez_urlopen(base_url + "/", timeout), warnings.catch_warnings():
+        # Without NCBI_EMAIL Biopython warns on every request; the fetch says it once instead.
+        warnings.filterwarnings("ignore", "\\s*Email address is not specified", UserWarning)
+        try:
+            handle = call(**data)
+            try:
+                body = handle.read()  # type: ignore[attr-defined]
+            finally:
+                handle.close()  # type: ignore[attr-defined]
+        except urllib.error.HTTPError as err:
+            retry_after = err.headers.get("Retry-After") if err.headers else None
+            raise HTTPStatusError(
+                err.code,
+                err.read() if err.fp else b"",
+                float(retry_after) if retry_after and retry_after.isdigit() else None,
+            ) from None
+        except http.client.HTTPException as err:  # IncompleteRead, RemoteDisconnected...
+            raise OSError(f"{type(err).__name__}: {err}") from None
+    # Bio.Entrez decodes text/plain answers to str; everything else stays bytes.
+    return body.encode("utf-8") if isinstance(body, str) else body
+
+
+@contextmanager
+def _entrez_urlopen(base_url: str, timeout: float) -> Iterator[None]:
+    """Route ``Bio.Entrez``'s requests to ``base_url`` as POSTs with ``timeout``; one try each."""
+    original_urlopen, original_tries = Entrez.urlopen, Entrez.max_tries
+
+    def urlopen(request: urllib.request.Request) -> object:
+        return original_urlopen(_as_post(request, base_url), timeout=timeout)
+
+    Entrez.urlopen, Entrez.max_tries = urlopen, 1
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return response.read()
-    except urllib.error.HTTPError as err:
-        retry_after = err.headers.get("Retry-After") if err.headers else None
-        raise HTTPStatusError(
-            err.code,
-            err.read() if err.fp else b"",
-            float(retry_after) if retry_after and retry_after.isdigit() else None,
-        ) from None
-    except http.client.HTTPException as err:  # IncompleteRead, RemoteDisconnected...
-        raise OSError(f"{type(err).__name__}: {err}") from None
+        yield
+    finally:
+        Entrez.urlopen, Entrez.max_tries = original_urlopen, original_tries
+
+
+def _as_post(request: urllib.request.Request, base_url: str) -> urllib.request.Request:
+    url = request.full_url
+    if not url.startswith(NCBI_EUTILS):
+        raise FetchError(
+            f"this Biopython builds E-utilities URLs under {url.split('?')[0]!r}, not "
+            f"{NCBI_EUTILS!r}: install the version pinned in requirements.txt"
+        )
+    path, _, query = url[len(NCBI_EUTILS) :].partition("?")
+    body = request.data if isinstance(request.data, bytes) else query.encode("ascii")
+    return urllib.request.Request(
+        base_url + path,
+        data=body,
+        method="POST",
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
 
 
 @dataclass(frozen=True)
@@ -70,12 +139,12 @@ class SearchResult:
 
 @dataclass
 class EUtilsClient:
-    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
+    base_url: str = NCBI_EUTILS
     api_key: str | None = None
     email: str | None = None
     max_retries: int = 5
     timeout_s: float = 60.0
-    transport: Transport = urllib_transport
+    transport: Transport = entrez_transport
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
     _last_request: float | None = field(default=None, init=False, repr=False)

@@ -1,24 +1,29 @@
-"""E-utilities download against a local HTTP server that replays the efetch fixtures: history
-batches, date splitting, retries (500, dropped connection), resume, expired history, API key."""
+"""E-utilities download through Bio.Entrez against a local HTTP server that replays the efetch
+fixtures: history batches, date splitting, retries (500, 429 with Retry-After, dropped
+connection, stalled answer), resume, expired history, API key kept out of URLs."""
 
 from __future__ import annotations
 
 import json
 import re
 import threading
+import time
 import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from Bio import Entrez
 
 from app.cli import main
 from app.config import config_from_dict
+from ingest import eutils
 from ingest.corpus import load_corpus
 from ingest.errors import FetchError
-from ingest.eutils import EUtilsClient, HTTPStatusError
+from ingest.eutils import NCBI_EUTILS, EUtilsClient, HTTPStatusError
 from ingest.fetch import STATE_FILE, fetch_corpus, parse_date_bound
 from ingest.models import Article
 from ingest.pubmed_xml import iter_pubmed_xml
@@ -32,7 +37,11 @@ class FakeEutils:
 
     records: list[tuple[str, date, bytes]]  # pmid, publication date, <PubmedArticle> bytes
     requests: list[tuple[str, dict]] = field(default_factory=list)
+    wire: list[tuple[str, str]] = field(default_factory=list)  # (method, raw path with query)
     fail_statuses: list[int] = field(default_factory=list)  # next efetch answers, e.g. [500]
+    retry_after: str | None = None  # Retry-After header sent with those failures
+    stall_next: int = 0  # efetch answers delayed by stall_s before anything is sent
+    stall_s: float = 0.0
     drop_next: int = 0  # efetch answers cut off mid-body
     ok_limit: int | None = None  # after this many good efetch answers, always 500
     expire_next: int = 0  # efetch answers saying the history entry is gone
@@ -114,8 +123,15 @@ def server():
 
     class Handler(BaseHTTPRequestHandler):
         def _answer(self, params: dict) -> None:
-            status, body, drop = fake.handle(urllib.parse.urlparse(self.path).path, params)
+            fake.wire.append((self.command, self.path))
+            path = urllib.parse.urlparse(self.path).path
+            if fake.stall_next and path.endswith("efetch.fcgi"):
+                fake.stall_next -= 1
+                time.sleep(fake.stall_s)
+            status, body, drop = fake.handle(path, params)
             self.send_response(status)
+            if status != 200 and fake.retry_after:
+                self.send_header("Retry-After", fake.retry_after)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
             self.wfile.write(body[: len(body) // 3] if drop else body)
@@ -156,10 +172,12 @@ def make_cfg(tmp_path: Path, server, **fetch):
     )
 
 
-def client_for(cfg, sleeps: list[float] | None = None) -> EUtilsClient:
+def client_for(cfg, sleeps: list[float] | None = None, timeout_s: float = 10) -> EUtilsClient:
     fetch = cfg.corpus.fetch
     sink = sleeps if sleeps is not None else []
-    return EUtilsClient.from_env(fetch.base_url, fetch.max_retries, sleep=sink.append, timeout_s=10)
+    return EUtilsClient.from_env(
+        fetch.base_url, fetch.max_retries, sleep=sink.append, timeout_s=timeout_s
+    )
 
 
 def loaded_pmids(cfg) -> list[str]:
@@ -232,6 +250,44 @@ def test_api_key_and_email_come_from_the_environment(tmp_path, server, monkeypat
     assert all(p.get("api_key") == "key-from-env" for _, p in server.requests)
     assert all(p.get("email") == "me@example.org" for _, p in server.requests)
     assert all(s <= 0.11 for s in sleeps)  # the 10-requests-a-second limit applies with a key
+    # Bio.Entrez sends GETs with the key in the URL; every request here went out as a POST.
+    assert server.wire and all(m == "POST" and "?" not in path for m, path in server.wire)
+
+
+def test_requests_are_made_by_bio_entrez_with_its_settings_restored(tmp_path, server, monkeypatch):
+    made: list[str] = []
+    for endpoint in ("esearch.fcgi", "efetch.fcgi"):
+        real = eutils._ENTREZ_CALLS[endpoint]
+        monkeypatch.setitem(
+            eutils._ENTREZ_CALLS,
+            endpoint,
+            lambda real=real, **kw: made.append(real.__name__) or real(**kw),
+        )
+    urlopen, tries = Entrez.urlopen, Entrez.max_tries
+    cfg = make_cfg(tmp_path, server, max_records=4)
+    report = fetch_corpus(cfg, client=client_for(cfg), progress=False)
+    assert report.articles == 4 and made[0] == "esearch" and made.count("efetch") == 2
+    assert all(p["tool"] == "pubmed-assistant" for _, p in server.requests)
+    assert (Entrez.urlopen, Entrez.max_tries) == (urlopen, tries)  # Biopython left as found
+
+
+def test_a_429_waits_as_long_as_retry_after_says(tmp_path, server):
+    server.fail_statuses = [429]
+    server.retry_after = "3"
+    cfg = make_cfg(tmp_path, server, max_records=2)
+    sleeps: list[float] = []
+    report = fetch_corpus(cfg, client=client_for(cfg, sleeps), progress=False)
+    assert report.articles == 2 and 3.0 in sleeps
+    assert len(server.efetch_starts()) == 2  # the 429, then the same batch again
+
+
+def test_a_stalled_answer_times_out_and_is_retried(tmp_path, server):
+    server.stall_next, server.stall_s = 1, 3.0
+    cfg = make_cfg(tmp_path, server, max_records=2)
+    started = time.monotonic()
+    report = fetch_corpus(cfg, client=client_for(cfg, timeout_s=0.5), progress=False)
+    assert report.articles == 2 and sum("efetch" in path for _, path in server.wire) == 2
+    assert time.monotonic() - started < 2.5  # the stall was cut off, not waited out
 
 
 def test_ingest_command_fetches_then_reports(tmp_path, server, capsys):
@@ -313,6 +369,19 @@ def test_client_error_is_not_retried_and_the_key_is_redacted():
     with pytest.raises(FetchError) as err:
         client.request("esearch.fcgi", {})
     assert len(calls) == 1 and "s3cret" not in str(err.value) and "HTTP 400" in str(err.value)
+
+
+def test_an_unknown_biopython_url_layout_is_a_clear_error():
+    ok = eutils._as_post(
+        urllib.request.Request(NCBI_EUTILS + "efetch.fcgi?db=pubmed&api_key=k"), "http://m/e/"
+    )
+    assert (ok.full_url, ok.get_method(), ok.data) == (
+        "http://m/e/efetch.fcgi",
+        "POST",
+        b"db=pubmed&api_key=k",
+    )
+    with pytest.raises(FetchError, match="pinned in requirements.txt"):
+        eutils._as_post(urllib.request.Request("https://example.org/efetch.fcgi?db=x"), "http://m/")
 
 
 def test_search_errors_and_bad_dates_are_user_errors():
