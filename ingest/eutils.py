@@ -63,7 +63,6 @@ class Transport(Protocol):
 _ENTREZ_CALLS: dict[str, Callable[..., object]] = {
     "esearch.fcgi": Entrez.esearch,
     "efetch.fcgi": Entrez.efetch,
-    "einfo.fcgi": Entrez.einfo,
 }
 # Bio.Entrez's settings are module globals: one call at a time may change them.
 _ENTREZ_LOCK = threading.Lock()

@@ -97,16 +97,22 @@ def test_eval_gold_real(method: str, capsys: pytest.CaptureFixture[str]) -> None
     assert set(report) >= {"accuracy", "macro_f1", "invalid_rate", "n", "setting", "model"}
 
 
+def _real_cfg_with_prompt_copy(small_index_cfg: Config, tmp_path: Path) -> Config:
+    """The real model on the small index, with prompts/yes_no.txt copied into ``tmp_path`` so the
+    calibration written beside it never touches the repository's."""
+    prompt = tmp_path / "yes_no.txt"
+    shutil.copy(Path(__file__).resolve().parents[1] / "prompts" / "yes_no.txt", prompt)
+    prompts = small_index_cfg.prompts.model_copy(update={"yes_no": str(prompt)})
+    return small_index_cfg.model_copy(update={"llm": E2E_LLM, "prompts": prompts})
+
+
 @needs_real
 def test_eval_rag_real_and_calibration_file(
     small_index_cfg: Config, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from eval.answers import run
 
-    prompt = tmp_path / "yes_no.txt"
-    shutil.copy(Path(__file__).resolve().parents[1] / "prompts" / "yes_no.txt", prompt)
-    prompts = small_index_cfg.prompts.model_copy(update={"yes_no": str(prompt)})
-    cfg = small_index_cfg.model_copy(update={"llm": E2E_LLM, "prompts": prompts})
+    cfg = _real_cfg_with_prompt_copy(small_index_cfg, tmp_path)
     assert run(cfg, _args(setting="rag", split="dev", calibrate=True)) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["split"] == "dev" and report["setting"] == "rag" and report["calibrated"] in (
@@ -124,10 +130,7 @@ def test_eval_rag_classifier_real(
     """Fit the verdict classifier on a few dev questions (features cached), then use it."""
     from eval.answers import run
 
-    prompt = tmp_path / "yes_no.txt"
-    shutil.copy(Path(__file__).resolve().parents[1] / "prompts" / "yes_no.txt", prompt)
-    prompts = small_index_cfg.prompts.model_copy(update={"yes_no": str(prompt)})
-    cfg = small_index_cfg.model_copy(update={"llm": E2E_LLM, "prompts": prompts})
+    cfg = _real_cfg_with_prompt_copy(small_index_cfg, tmp_path)
     cache = tmp_path / "features.jsonl"
     args = _args(setting="rag", split="dev", calibrate=True, limit=6, features="cues+channel",
                  features_cache=str(cache))  # fmt: skip
