@@ -30,7 +30,7 @@ serve: install
 
 ## make test: install, lint, then the whole suite (browser tests included)
 test: install browser lint
-	$(PY) -m pytest -q -p no:cacheprovider
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 lint: install
 	$(PY) -m ruff check .
