@@ -226,3 +226,71 @@ def test_ask_works_inside_a_running_event_loop() -> None:
         return a.ask("What does methylphenidate do in ADHD?", mode="plain").answer
 
     assert asyncio.run(inside()) == "Answer [1]."
+
+
+def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
+    from langchain_core.runnables import Runnable
+
+    subs = "1. amphetamine attention\n2. sleep adolescents"
+    a, _, _ = make(["Are stimulants effective for ADHD in children?", subs, "Answer [1]."])
+    chains = a.chains
+    assert set(chains) == {"plain", "conversational", "multi-query"}
+    assert all(isinstance(c, Runnable) for c in chains.values())
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    a.ask("and in children?", mode="conversational", history=hist)
+    assert a.chains is chains and a.chains["plain"] is chains["plain"]  # not rebuilt per request
+
+    a2, _, _ = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
+    names = asyncio.run(run_names_for(a2, hist))
+    for step in ("conversational", "condense_question", "rewrite_question", "search",
+                 "retrieve", "fit_context", "decide_verdict", "stream_answer", "answer",
+                 "clean_citations"):  # fmt: skip
+        assert step in names, step
+    a3, _, retriever = make([subs, "Answer [1]."], k=1)
+    names = asyncio.run(run_names_for(a3, None, mode="multi-query", q="Methylphenidate ADHD?"))
+    assert {"expand_queries", "generate_queries", "retrieve_sub_queries", "fuse"} <= set(names)
+    assert names.count("retrieve") == 3  # the question and both sub-queries
+    assert len(retriever.calls) == 3
+
+
+async def run_names_for(
+    a: Assistant, history, *, mode: str = "conversational", q: str = "and in children?"
+) -> list[str]:  # noqa: ANN001
+    turn = {"mode": mode, "question": q, "history": history or [], "timings": {}}
+    return [
+        e["name"]
+        async for e in a.chains[mode].astream_events(turn, version="v2")
+        if e["event"] == "on_chain_start"
+    ]
+
+
+def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
+    from chains.answer import event_postprocessor
+
+    seen: dict[str, Any] = {"tokens": []}
+
+    async def shout(events):  # noqa: ANN001, ANN202
+        async for event in events:
+            if isinstance(event, PreparedEvent):
+                seen["sources"] = [s.pmid for s in event.sources]
+            elif isinstance(event, TokenEvent):
+                seen["tokens"].append(event.text)
+                event = TokenEvent(text=event.text.upper())
+            elif isinstance(event, DoneEvent):
+                event.result.answer = event.result.answer.upper()
+            yield event
+
+    llm = RecordingLLM(responses=["Methylphenidate works [1] in adults [9]."], prompts=[])
+    a = Assistant.from_config(
+        Config(), retriever=FakeRetriever(list(DOCS)), llm=llm, count_tokens=words,
+        postprocessors=[event_postprocessor(shout, "shout")],
+    )  # fmt: skip
+    events = collect(a, "What does methylphenidate do in ADHD?", "plain")
+    r = events[-1].result
+    assert seen["sources"] == [s.pmid for s in r.sources] and seen["sources"][0] == "11"
+    # it runs after citation cleaning: it sees the cleaned tokens and the cleaned answer
+    assert "".join(seen["tokens"]).startswith("Methylphenidate works [1] in adults")
+    assert "[9]" not in "".join(seen["tokens"])
+    assert r.answer == "METHYLPHENIDATE WORKS [1] IN ADULTS."
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert shown == "".join(seen["tokens"]).upper()
