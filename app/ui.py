@@ -33,8 +33,6 @@ import chainlit as cl  # noqa: E402
 import chainlit.server as _cl_server  # noqa: E402
 from chainlit.input_widget import Select  # noqa: E402
 
-from app.config import Config, load_config  # noqa: E402
-from app.errors import IndexMissingError, ModelLoadError, UserFacingError  # noqa: E402
 from chains.result import (  # noqa: E402
     MODES,
     AnswerResult,
@@ -43,6 +41,8 @@ from chains.result import (  # noqa: E402
     Source,
     TokenEvent,
 )
+from settings.config import Config, load_config  # noqa: E402
+from settings.errors import IndexMissingError, ModelLoadError, UserFacingError  # noqa: E402
 
 log = logging.getLogger("app.ui")
 

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from app.config import Config
 from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from settings.config import Config
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"

@@ -20,8 +20,6 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from app.config import Config
-from app.errors import UserFacingError
 from chains.answer import build_answer_tail, to_source
 from chains.modes import ModeParts, build_mode_chains
 from chains.prompts import Prompts
@@ -34,6 +32,8 @@ from chains.steps import (
 )
 from chains.turn import Turn
 from chains.yesno import Calibration, calibration_path, is_yes_no_question
+from settings.config import Config
+from settings.errors import UserFacingError
 
 log = logging.getLogger(__name__)
 

@@ -19,8 +19,9 @@ from typing import Any
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 
-from app.config import LLMConfig
-from app.errors import ModelLoadError
+from settings.config import LLMConfig
+from settings.errors import ModelLoadError
+from settings.offline import offline_env
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,7 @@ def _resolve_device(device: str) -> str:
 
 def _load_huggingface(llm: LLMConfig, root: Path | None) -> BaseChatModel:
     loc = locate_model(llm, root)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_env()
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -168,35 +168,22 @@ class ArticleTails:
     """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
     each article's best-matching chunk, which holds the conclusion only about half the time.
 
-    Uses the search backend's ``article_chunks(pmid)``; a backend without it (a test double)
-    leaves the retrieved chunk as it is."""
+    Asks the retriever's ``article_chunks(pmid)``; a retriever without it (a test double) leaves
+    the retrieved chunk as it is."""
 
     def __init__(self, retriever: Any) -> None:
-        self._backend = _find_backend(retriever)
+        by_pmid = getattr(retriever, "article_chunks", None)
+        self._article_chunks = by_pmid if callable(by_pmid) else None
 
     def __call__(self, doc: Document) -> str | None:
         pmid = str(doc.metadata.get("pmid") or "")
-        if not pmid or self._backend is None:
+        if not pmid or self._article_chunks is None:
             return None
-        by_pmid = getattr(self._backend, "article_chunks", None)
-        if not callable(by_pmid):
-            return None
-        chunks = list(by_pmid(pmid) or [])
+        chunks = list(self._article_chunks(pmid) or [])
         if not chunks:
             return None
         last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
         return last.page_content
-
-
-def _find_backend(retriever: Any) -> Any:
-    backend = getattr(retriever, "backend", None)
-    if backend is not None:
-        return backend
-    for r in getattr(retriever, "retrievers", None) or []:
-        backend = getattr(r, "backend", None)
-        if backend is not None:
-            return backend
-    return None
 
 
 def verdict_evidence(

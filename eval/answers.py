@@ -24,8 +24,6 @@ from typing import Any
 
 from langchain_core.documents import Document
 
-from app.config import Config
-from app.errors import UserFacingError
 from chains.yesno import (
     CHANNEL_FEATURES,
     CLASSIFIER_FEATURES,
@@ -35,6 +33,8 @@ from chains.yesno import (
     fit_bias,
     save_calibration,
 )
+from settings.config import Config
+from settings.errors import UserFacingError
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"

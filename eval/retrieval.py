@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
-from app.errors import UserFacingError
+from settings.errors import UserFacingError
 
 DEPTH = 20
 METRICS = {

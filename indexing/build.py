@@ -140,7 +140,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
 
 
 def build_index(
-    cfg,  # noqa: ANN001 - app.config.Config
+    cfg,  # noqa: ANN001 - settings.config.Config
     articles: Sequence[Article],
     *,
     reuse: bool = False,

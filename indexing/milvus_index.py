@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from indexing.build import article_hash, published_vectors
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
+from indexing.milvus_fields import authors_key, string_literal, title_key, year_value
 from indexing.milvus_store import (
     MilvusManifest,
     connect,
@@ -40,7 +41,6 @@ from indexing.milvus_store import (
 )
 from indexing.store import IndexMissingError, file_lock
 from ingest.models import Article
-from retrievers.milvus_filters import authors_key, string_literal, title_key, year_value
 
 SCAN_BATCH = 10_000
 DELETE_BATCH = 1_000  # pmids per `pmid in [...]` expression

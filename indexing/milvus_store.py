@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from app.errors import IndexMissingError, UserFacingError
 from indexing.store import Manifest
+from settings.errors import IndexMissingError, UserFacingError
 
 MANIFEST_PROPERTY = "pubmed_assistant.manifest"
 MAX_TEXT = 65_535  # Milvus' VARCHAR limit, in bytes

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from app.errors import IndexMissingError
+from settings.errors import IndexMissingError
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -114,7 +114,7 @@ class IndexLocation:
         return None
 
 
-def location(cfg) -> IndexLocation:  # noqa: ANN001 - app.config.Config
+def location(cfg) -> IndexLocation:  # noqa: ANN001 - settings.config.Config
     return IndexLocation(cfg.resolve(cfg.index.dir), cfg.index.name)
 
 

@@ -143,6 +143,12 @@ class HybridRetriever(EnsembleRetriever):
         )
         return Retrieval(documents=self.fuse(list(lists), k), filters=filters, query=query)
 
+    def article_chunks(self, pmid: str) -> list[Document]:
+        """Every chunk of one article, in chunk order (from the search backend both halves
+        share; the yes/no verdict reads the last one, where an abstract's conclusion is)."""
+        backend: SearchBackend = self.retrievers[0].backend  # type: ignore[union-attr]
+        return list(backend.article_chunks(pmid) or [])
+
     # -- the EnsembleRetriever hooks (invoke / ainvoke go through these) ------------------------
     def rank_fusion(
         self,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from app.errors import UserFacingError
 from retrievers.hybrid import HybridRetriever
+from settings.errors import UserFacingError
 
 BACKENDS = ("faiss", "milvus")
 

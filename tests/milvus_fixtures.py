@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 MILVUS_CODE = [
     "indexing/milvus_index.py",
     "indexing/milvus_store.py",
+    "indexing/milvus_fields.py",
     "retrievers/milvus_filters.py",
 ]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_core.documents import Document
@@ -32,6 +31,7 @@ from chains.yesno import (
     save_calibration,
     select_evidence,
 )
+from settings.config import Config
 
 ABSTRACT = (
     "BACKGROUND: Statins lower cholesterol. We asked whether they prevent migraine. "
@@ -147,18 +147,17 @@ class _Backend:
         return [d for d in self.docs if d.metadata["pmid"] == pmid]
 
 
-class _Retriever:
-    def __init__(self, backend: Any) -> None:
-        self.retrievers = [type("R", (), {"backend": backend})()]
-
-
 def _chunk(pmid: str, idx: int, text: str) -> Document:
     return Document(page_content=text, metadata={"pmid": pmid, "chunk_index": idx})
 
 
-def test_article_tails_come_from_the_backends_article_chunks() -> None:
+def test_article_tails_ask_the_retrievers_article_chunks() -> None:
+    from retrievers.hybrid import HybridRetriever
+
     docs = [_chunk("1", 0, "first"), _chunk("1", 2, "last"), _chunk("1", 1, "mid")]
-    tails = ArticleTails(_Retriever(_Backend(docs)))  # found through the ensemble's retrievers
+    retriever = HybridRetriever.from_backend(_Backend(docs), Config())  # type: ignore[arg-type]
+    assert [d.page_content for d in retriever.article_chunks("1")] == ["first", "last", "mid"]
+    tails = ArticleTails(retriever)
     assert tails(_chunk("1", 0, "first")) == "last"
     assert tails(_chunk("9", 0, "other")) is None
 
@@ -166,7 +165,7 @@ def test_article_tails_come_from_the_backends_article_chunks() -> None:
         def article_chunks(self, pmid: str) -> list[Document]:
             return [_chunk(pmid, 1, "tail"), _chunk(pmid, 0, "head")] if pmid == "5" else []
 
-    tails = ArticleTails(type("Ret", (), {"backend": WithMethod()})())
+    tails = ArticleTails(WithMethod())
     assert tails(_chunk("5", 0, "head")) == "tail" and tails(_chunk("6", 0, "x")) is None
     assert ArticleTails(object())(_chunk("1", 0, "x")) is None
 

@@ -6,8 +6,8 @@ import argparse
 import json
 import time
 
-from app.errors import UserFacingError
 from indexing.store import IndexMissingError, open_current
+from settings.errors import UserFacingError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
