@@ -31,7 +31,13 @@ from chains.steps import (
     make_rewrite_step,
 )
 from chains.turn import Turn
-from chains.yesno import Calibration, calibration_path, is_yes_no_question
+from chains.verdict import (
+    Calibration,
+    Verdict,
+    VerdictDecider,
+    calibration_path,
+    is_yes_no_question,
+)
 from settings.config import Config
 from settings.errors import UserFacingError
 
@@ -69,8 +75,10 @@ class Assistant:
         self.calibration = calibration or Calibration.load(
             calibration_path(self.prompts.yes_no_path), "rag"
         )
-        # (article tails, evidence template, channel template), made on the first yes/no verdict
-        self._verdict_inputs: tuple[Any, str, str] | None = None
+        self.decider = VerdictDecider.from_prompts(
+            self.prompts, self.calibration, context_window=cfg.llm.context_window,
+            retriever=retriever,
+        )  # fmt: skip
         self.chains = self._build_chains(postprocessors)
 
     @classmethod
@@ -162,41 +170,15 @@ class Assistant:
                 timings["total_s"] = round(time.perf_counter() - t0, 4)
             yield event
 
-    def _verdict(self, question: str, documents: list[Document]) -> Any:
+    def _verdict(self, question: str, documents: list[Document]) -> Verdict | None:
+        """The same decision as ``eval answers`` (one :class:`VerdictDecider`); None for a
+        question that is not yes/no, or a model that cannot serve the calibrated method."""
         if not is_yes_no_question(question):
             return None
-        from chains.verdict import (
-            ArticleTails,
-            can_score,
-            classify_verdict,
-            load_channel_template,
-            load_evidence_template,
-            score_verdict,
-        )
-
         llm = self.llm
-        cal = self.calibration
-        if cal.method == "classifier" and cal.classifier is not None:
-            # the same decision as `eval answers` (rag): the top article's conclusion, its wording
-            # cues and the model's channel scores, fitted on the PubMedQA dev split
-            if cal.classifier.needs_llm() and not can_score(llm):
-                return None
-            if self._verdict_inputs is None:
-                path = self.prompts.yes_no_path
-                self._verdict_inputs = (
-                    ArticleTails(self.retriever),
-                    load_evidence_template(path),
-                    load_channel_template(path),
-                )
-            tails, evidence_template, channel_template = self._verdict_inputs
-            return classify_verdict(
-                llm, question, documents, cal,
-                template=evidence_template, article_tail=tails,
-                channel_template=channel_template,
-            ).verdict  # fmt: skip
-        if not can_score(llm):
+        if not self.decider.usable_with(llm):
             return None
-        return score_verdict(llm, self.prompts.yes_no, question, documents, cal).verdict
+        return self.decider.decide(llm, question, documents, self.count_tokens).verdict
 
     # ---- sync ---------------------------------------------------------------------------------
     async def arun(

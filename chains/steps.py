@@ -18,6 +18,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from chains.capabilities import capabilities
 from chains.llm import with_max_tokens
 from chains.prompts import format_history, format_source, render
 from chains.queries import guard_rewrite, parse_queries
@@ -139,12 +140,10 @@ def make_answer_step(model: ModelProvider) -> Runnable:
     """``{"messages", "answer_prefix"}`` -> answer text, streamed token by token. A model that can
     continue an assistant turn already begun continues after the prefix ("Yes. "), so its
     explanation agrees with the verdict."""
-    from chains.verdict import can_continue
-
     def pick(inp: dict) -> Runnable:
         llm: Runnable = model()
         prefix = inp.get("answer_prefix") or ""
-        if prefix and can_continue(llm):  # type: ignore[arg-type]
+        if prefix and capabilities(llm).continues_prefix:
             llm = llm.bind(assistant_prefix=prefix)
         return itemgetter("messages") | llm | StrOutputParser()
 

@@ -5,31 +5,31 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from langchain_core.documents import Document
 
+from chains.capabilities import Capabilities
 from chains.verdict import (
-    EVIDENCE_TEMPLATE,
-    ArticleTails,
-    classify_verdict,
-    evidence_messages,
-    load_evidence_template,
-    verdict_evidence,
-    verdict_features,
-)
-from chains.yesno import (
     CLASSIFIER_FEATURES,
+    EVIDENCE_TEMPLATE,
     LLM_FEATURES,
     VERDICTS,
+    ArticleTails,
     Calibration,
     Evidence,
     VerdictClassifier,
+    classify_verdict,
     conclusion_sentences,
     cue_features,
+    evidence_messages,
     fit_classifier,
+    load_evidence_template,
     save_calibration,
     select_evidence,
+    verdict_evidence,
+    verdict_features,
 )
 from settings.config import Config
 
@@ -182,6 +182,8 @@ def test_verdict_evidence_prefers_the_article_tail() -> None:
 class _ScoringLLM:
     """Stands in for LocalHFChatModel.score_continuations: "no" is likely after "no significant"."""
 
+    capabilities = Capabilities(scores_likelihoods=True)
+
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
@@ -243,6 +245,8 @@ def test_assistant_uses_the_classifier_verdict() -> None:
     from chains.fakes import FakeRetriever, make_doc
 
     class ScoringFake(FakeListChatModel):
+        capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
+
         def score_continuations(self, messages, continuations, prefix=""):  # noqa: ANN001, ANN201
             return _ScoringLLM().score_continuations(messages, continuations, prefix)
 
