@@ -13,9 +13,9 @@ from app.config import Config
 from app.errors import UserFacingError
 from chains.assistant import Assistant
 from chains.budget import fit_prompt
-from chains.fakes import FakeRetriever, make_doc
 from chains.result import DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import answer_messages
+from tests.fake_retriever import FakeRetriever, make_doc
 
 DOCS = [
     make_doc(

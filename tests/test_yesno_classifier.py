@@ -242,7 +242,7 @@ def test_assistant_uses_the_classifier_verdict() -> None:
 
     from app.config import Config
     from chains.assistant import Assistant
-    from chains.fakes import FakeRetriever, make_doc
+    from tests.fake_retriever import FakeRetriever, make_doc
 
     class ScoringFake(FakeListChatModel):
         capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
