@@ -1,6 +1,6 @@
 """The patched EnsembleRetriever: BM25 + similarity-thresholded FAISS, fused by RRF per PMID.
 
-The patch (the seed team's idea, done right and on both the sync and async paths):
+The patch (on both the sync and async paths):
 - FAISS returns only hits with cosine similarity >= ``score_threshold``;
 - when FAISS has fewer than ``k`` articles above it, BM25 contributes no more articles than FAISS
   did, and when FAISS has none the retriever returns nothing, so off-topic questions are refused
