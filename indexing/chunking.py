@@ -3,7 +3,7 @@
 Sentences are packed greedily up to ``chunk_size`` tokens; the next chunk starts with trailing
 sentences of the previous one worth at most ``chunk_overlap`` tokens. A sentence longer than a
 chunk is cut on token offsets. No chunk is ever contained in its predecessor (a LangChain splitter
-bug a seed team hit), which :func:`chunk_text` guarantees by construction and tests check.
+bug), which :func:`chunk_text` guarantees by construction and tests check.
 """
 
 from __future__ import annotations
