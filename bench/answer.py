@@ -54,7 +54,7 @@ def load_questions(path: Path, split: str, n: int) -> list[str]:
     return out
 
 
-async def timed(assistant, question: str, mode: str) -> tuple[float, float, AnswerResult, int]:  # noqa: ANN001
+async def timed(assistant, question: str, mode: str) -> tuple[float, float, AnswerResult, int]:
     t0 = time.perf_counter()
     first = None
     tokens = 0

@@ -62,7 +62,7 @@ def read_questions(path: Path, split: str | None = None, limit: int | None = Non
     return rows[:limit] if limit else rows
 
 
-def rankings(retriever, question: str) -> dict[str, list[str]]:  # noqa: ANN001 - HybridRetriever
+def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriever
     """PMIDs ranked by each system for one question (filters parsed as the chains do)."""
     query, filters = retriever._prepare(question, None)
     bm25_r, dense_r = (r.bound(filters) for r in retriever.retrievers)
@@ -93,7 +93,7 @@ def score(questions: list[dict], ranked: list[dict[str, list[str]]]) -> dict[str
     return out
 
 
-def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:  # noqa: ANN001
+def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:
     from retrievers.loading import load_retriever
 
     questions = list(questions)
@@ -119,7 +119,7 @@ def print_table(result: dict, title: str) -> None:
     Console().print(table)
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     from retrievers.loading import parse_backends, with_backend
 
     backends = parse_backends(getattr(args, "backend", None), cfg)

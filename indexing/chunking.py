@@ -44,7 +44,7 @@ def split_sentences(text: str) -> list[str]:
 class TokenChunker:
     """Chunker bound to a tokenizer that returns offsets (a Hugging Face fast tokenizer)."""
 
-    def __init__(self, tokenizer, chunk_size: int, chunk_overlap: int) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer, chunk_size: int, chunk_overlap: int) -> None:
         if chunk_overlap >= chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
         self.tokenizer = tokenizer

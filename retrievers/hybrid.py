@@ -94,7 +94,7 @@ class HybridRetriever(EnsembleRetriever):
     parse_filters: bool = True
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:  # noqa: ANN001
+    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
         r = cfg.retrieval
         return cls(
             retrievers=[

@@ -67,7 +67,7 @@ def _gold_pmids(name: str, limit: int) -> list[str]:
     return [p for line in lines for p in json.loads(line)["gold_pmids"]]
 
 
-def small_selection(articles) -> list:  # noqa: ANN001
+def small_selection(articles) -> list:
     gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100))
     chosen: dict[str, object] = {}
     adhd = [a for a in articles if ADHD.search(a.title + " " + a.abstract)]
@@ -81,7 +81,7 @@ def small_selection(articles) -> list:  # noqa: ANN001
     return list(chosen.values())
 
 
-def _key(articles, cfg) -> str:  # noqa: ANN001
+def _key(articles, cfg) -> str:
     h = hashlib.sha256()
     h.update(cfg.index.model_dump_json(exclude={"dir", "name"}).encode())
     h.update(cfg.retrieval.bm25.model_dump_json().encode())

@@ -40,11 +40,11 @@ class RecordingLLM(FakeListChatModel):
         self.prompts.append(messages)
         return super()._call(messages, *args, **kwargs)
 
-    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):
         self.prompts.append(messages)
         yield from super()._stream(messages, *args, **kwargs)
 
-    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):
         self.prompts.append(messages)
         async for chunk in super()._astream(messages, *args, **kwargs):
             yield chunk
@@ -54,14 +54,14 @@ def words(msgs: list[BaseMessage]) -> int:
     return sum(len(str(m.content).split()) for m in msgs)
 
 
-def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):  # noqa: ANN001,ANN202
+def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):
     llm = RecordingLLM(responses=responses, prompts=[])
     retriever = FakeRetriever(list(docs), k=k)
     a = Assistant.from_config(cfg or Config(), retriever=retriever, llm=llm, count_tokens=words)
     return a, llm, retriever
 
 
-def collect(a: Assistant, q: str, mode: str, history=None) -> list:  # noqa: ANN001
+def collect(a: Assistant, q: str, mode: str, history=None) -> list:
     async def go() -> list:
         return [e async for e in a.astream(q, mode=mode, history=history)]
 
@@ -192,7 +192,7 @@ def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
     docs = [make_doc(str(i), f"T{i}", "word " * 50) for i in range(3)]
     hist = [("q1 " * 20, "a1 " * 20), ("q2", "a2")]
 
-    def build(d, h):  # noqa: ANN001,ANN202
+    def build(d, h):
         text = answer_messages("{context}\n{question}", "Q?", d)[0].content
         return [
             type(answer_messages("{context}{question}", "", [])[0])(
@@ -255,7 +255,7 @@ def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
 
 async def run_names_for(
     a: Assistant, history, *, mode: str = "conversational", q: str = "and in children?"
-) -> list[str]:  # noqa: ANN001
+) -> list[str]:
     turn = {"mode": mode, "question": q, "history": history or [], "timings": {}}
     return [
         e["name"]
@@ -269,7 +269,7 @@ def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
 
     seen: dict[str, Any] = {"tokens": []}
 
-    async def shout(events):  # noqa: ANN001, ANN202
+    async def shout(events):
         async for event in events:
             if isinstance(event, PreparedEvent):
                 seen["sources"] = [s.pmid for s in event.sources]

@@ -233,7 +233,7 @@ def test_calibration_shifts_decision_and_fit_bias_learns_it() -> None:
     assert Calibration(bias).decide(lps[-1]) == "yes"
 
 
-def test_calibration_load_missing_file_is_neutral(tmp_path) -> None:  # noqa: ANN001
+def test_calibration_load_missing_file_is_neutral(tmp_path) -> None:
     cal = Calibration.load(tmp_path / "absent.json")
     assert cal.bias == {"yes": 0.0, "no": 0.0, "maybe": 0.0}
 

@@ -187,7 +187,7 @@ class _ScoringLLM:
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
-    def score_continuations(self, messages, continuations, prefix=""):  # noqa: ANN001, ANN201
+    def score_continuations(self, messages, continuations, prefix=""):
         text = str(messages[0].content)
         self.prompts.append(text)
         no = "no significant" in text
@@ -247,7 +247,7 @@ def test_assistant_uses_the_classifier_verdict() -> None:
     class ScoringFake(FakeListChatModel):
         capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
 
-        def score_continuations(self, messages, continuations, prefix=""):  # noqa: ANN001, ANN201
+        def score_continuations(self, messages, continuations, prefix=""):
             return _ScoringLLM().score_continuations(messages, continuations, prefix)
 
     docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]
