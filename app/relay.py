@@ -141,8 +141,9 @@ class Backend:
             self._loading.cancelled() or self._loading.exception() is not None)
         if self._loading is None or failed:
             self._loading = self._worker.submit(self._load_on_worker())
-        self._assistant = await asyncio.shield(asyncio.wrap_future(self._loading))
-        return self._assistant
+        assistant: AssistantLike = await asyncio.shield(asyncio.wrap_future(self._loading))
+        self._assistant = assistant
+        return assistant
 
     @contextlib.asynccontextmanager
     async def turn(self) -> AsyncIterator[None]:

@@ -19,7 +19,7 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
     sys.path.insert(0, str(_REPO_ROOT))
 
 import chainlit as cl  # noqa: E402
-from chainlit.input_widget import Select  # noqa: E402
+from chainlit.input_widget import InputWidget, Select  # noqa: E402
 
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
@@ -105,7 +105,7 @@ async def _chat_start() -> None:
     mode = app_config().chains.mode
     cl.user_session.set("mode", mode)
     cl.user_session.set("history", [])
-    await cl.ChatSettings([
+    widgets: list[InputWidget] = [
         Select(
             id="mode",
             label="Answer mode",
@@ -115,7 +115,8 @@ async def _chat_start() -> None:
                         "follow-ups using the chat so far; multi-query searches several "
                         "rephrasings of the question.",
         )
-    ]).send()
+    ]
+    await cl.ChatSettings(widgets).send()
 
 
 @cl.on_settings_update
@@ -200,10 +201,11 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     sources = result.sources or (prepared.sources if prepared else [])
     body = escape_answer(result.answer) if result.answer else msg.content
     msg.content = body + "\n\n" + sources_block(sources, result.mode or mode)
-    msg.elements = [
+    elements: list[Any] = [
         cl.Text(name=source_label(s), content=passage_markdown(s), display="side")
         for s in sources
     ]
+    msg.elements = elements
     if msg.streaming:
         await msg.update()
     else:

@@ -78,8 +78,11 @@ def make_search_step(retrieve: Runnable) -> Runnable:
         )
         return out  # type: ignore[return-value]
 
-    query = RunnableLambda(lambda t: {"question": t.get("searched") or t["question"]})
-    search = RunnablePassthrough.assign(retrieval=query | retrieve) | RunnableLambda(unpack)
+    def query(turn: dict[str, Any]) -> dict[str, Any]:
+        return {"question": turn.get("searched") or turn["question"]}
+
+    find = RunnableLambda(query) | retrieve
+    search = RunnablePassthrough.assign(retrieval=find) | RunnableLambda(unpack)
     return timed("retrieve_s", search, "search")
 
 
@@ -109,7 +112,7 @@ def make_expand_step(parts: ModeParts) -> Runnable:
     """Multi-query: the LLM's alternative queries are searched (in one batch, with the original
     question's filters) and every result list is fused with the original one by RRF."""
 
-    def sub_inputs(turn: Turn) -> list[dict[str, Any]]:
+    def sub_inputs(turn: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"question": q, "filters": turn.get("filters")} for q in turn["sub_queries"]]
 
     def fuse(turn: dict[str, Any]) -> Turn:

@@ -96,13 +96,11 @@ def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
     The LLM writes a standalone question; :func:`chains.queries.guard_rewrite` keeps it only when
     it is usable. Whether to rewrite at all is the caller's branch (see :mod:`chains.modes`).
     """
-    prompt = RunnableLambda(
-        lambda inp: [
-            HumanMessage(
-                render(template, history=format_history(inp["history"]), question=inp["question"])
-            )
-        ]
-    ).with_config(run_name="rewrite_prompt")
+    def rewrite_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
+        history = format_history(inp["history"])
+        return [HumanMessage(render(template, history=history, question=inp["question"]))]
+
+    prompt = RunnableLambda(rewrite_prompt).with_config(run_name="rewrite_prompt")
     generate = (
         prompt | model_step(model, max_tokens=48, run_name="rewrite_model") | StrOutputParser()
     ).with_config(run_name="rewrite_llm")
@@ -120,18 +118,22 @@ def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
 
 def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnable:
     """``{"question"}`` -> up to ``n`` alternative queries (parsed robustly, never the original)."""
-    prompt = RunnableLambda(
-        lambda inp: [HumanMessage(render(template, question=inp["question"], n=n))]
-    ).with_config(run_name="multi_query_prompt")
+    def queries_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
+        return [HumanMessage(render(template, question=inp["question"], n=n))]
+
+    prompt = RunnableLambda(queries_prompt).with_config(run_name="multi_query_prompt")
     generate = (
         prompt
         | model_step(model, max_tokens=24 * n + 16, run_name="multi_query_model")
         | StrOutputParser()
     )
-    parse = RunnableLambda(
-        lambda inp: parse_queries(inp["raw"], n, original=inp["question"])
-    ).with_config(run_name="parse_queries")
-    return (RunnablePassthrough.assign(raw=generate) | parse).with_config(
+    def parse(inp: dict[str, Any]) -> list[str]:
+        return parse_queries(inp["raw"], n, original=inp["question"])
+
+    return (
+        RunnablePassthrough.assign(raw=generate)
+        | RunnableLambda(parse).with_config(run_name="parse_queries")
+    ).with_config(
         run_name="generate_queries"
     )
 

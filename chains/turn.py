@@ -7,6 +7,8 @@ from typing import Any, TypedDict
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
+from chains.verdict.labels import Verdict
+
 
 class Turn(TypedDict, total=False):
     """Each step returns a copy with its keys added; ``timings`` collects seconds per step."""
@@ -21,5 +23,5 @@ class Turn(TypedDict, total=False):
     refused: bool  # nothing retrieved: the refusal is streamed, the LLM is never called
     sub_queries: list[str]  # multi-query's alternative queries
     messages: list[BaseMessage]  # the answer prompt
-    verdict: str | None  # yes / no / maybe for a decided yes/no question
+    verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
     timings: dict[str, float]

@@ -20,7 +20,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from langchain_core.documents import Document
 
@@ -209,8 +209,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         print(f"saved {method} calibration for setting {args.setting!r} to {cal_file}: "
               f"{calibration.meta}", file=sys.stderr)  # fmt: skip
 
-    pred = [_decided(o, calibration, method) if args.calibrate else o.verdict for o in outcomes]
-    pred = [p or "yes" for p in pred]
+    decided = [_decided(o, calibration, method) if args.calibrate else o.verdict for o in outcomes]
+    pred: list[str] = [p or "yes" for p in decided]
     invalid = sum(o.invalid for o in outcomes) if method == "json" else 0
     report = {
         **metrics(gold, pred),
@@ -308,7 +308,7 @@ class _FeatureCache:
         self.path = Path(path) if path else None
         self.setting = setting
         self.entries: dict[str, dict] = {}
-        self._fh = None
+        self._fh: TextIO | None = None
         if self.path and self.path.is_file():
             for line in self.path.read_text(encoding="utf-8").splitlines():
                 try:

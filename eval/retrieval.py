@@ -12,6 +12,7 @@ import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 from settings.errors import UserFacingError
 
@@ -100,7 +101,7 @@ def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:
     retriever = retriever or load_retriever(cfg)
     started = time.perf_counter()
     ranked = [rankings(retriever, q["question"]) for q in questions]
-    result = score(questions, ranked)
+    result: dict[str, Any] = score(questions, ranked)
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
 

@@ -37,7 +37,7 @@ class Calibration:
         except (OSError, ValueError):
             return cls()
         entry = data.get(setting) or data.get("rag") or {}
-        bias = {v: float(entry.get("bias", {}).get(v, 0.0)) for v in VERDICTS}
+        bias: dict[str, float] = {v: float(entry.get("bias", {}).get(v, 0.0)) for v in VERDICTS}
         method = entry.get("method", "score")
         classifier = None
         if entry.get("classifier"):

@@ -19,11 +19,11 @@ def fit_bias(
 
     scores = np.array([[lp.get(v, -np.inf) for v in VERDICTS] for lp in logprobs], dtype=float)
     scores = np.nan_to_num(scores, neginf=-1e9)
-    truth = np.array([VERDICTS.index(g) for g in gold])  # type: ignore[arg-type]
+    truth = np.array([VERDICTS.index(g) for g in gold])
     n_steps = round(span / step)
     grid = np.round(np.arange(-n_steps, n_steps + 1) * step, 6)
     best_key: tuple[float, float, float] = (-1.0, -1.0, 0.0)
-    best_bias = {v: 0.0 for v in VERDICTS}
+    best_bias: dict[str, float] = {v: 0.0 for v in VERDICTS}
     for b_no in grid:
         # all "maybe" offsets at once: (len(grid), n) predictions
         shifted = scores[None, :, :] + np.stack(
@@ -71,7 +71,7 @@ def fit_classifier(
 
     names = list(features)
     x = np.array([[float(r.get(n, 0.0)) for n in names] for r in rows], dtype=float)
-    y = np.array([VERDICTS.index(g) for g in gold])  # type: ignore[arg-type]
+    y = np.array([VERDICTS.index(g) for g in gold])
     mean = x.mean(axis=0)
     scale = x.std(axis=0)
     scale[scale == 0] = 1.0
