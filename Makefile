@@ -34,6 +34,7 @@ test: install browser lint
 
 lint: install
 	$(PY) -m ruff check .
+	$(PY) -m mypy
 
 # Debian's Chromium for the Playwright browser tests (Playwright's own download fails offline).
 browser:

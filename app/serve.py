@@ -14,8 +14,9 @@ import socket
 import sys
 from pathlib import Path
 
-from app.config import REPO_ROOT, Config
-from app.errors import UserFacingError
+from settings.config import REPO_ROOT, Config
+from settings.errors import UserFacingError
+from settings.offline import offline_env
 
 UI_SCRIPT = REPO_ROOT / "app" / "ui.py"
 # Variables that make Chainlit send chats to Literal AI or to a database: never wanted here.
@@ -46,9 +47,7 @@ def chainlit_environment(host: str, port: int, config_path: str | None,
     if config_path:
         env["PUBMED_ASSISTANT_CFG"] = str(Path(config_path).expanduser().resolve())
     env["TRACELOOP_TELEMETRY"] = "false"  # Chainlit's Literal AI client bundles Traceloop
-    env.setdefault("HF_HUB_OFFLINE", "1")
-    env.setdefault("TRANSFORMERS_OFFLINE", "1")
-    env.setdefault("TOKENIZERS_PARALLELISM", "false")
+    offline_env(env)
     return env
 
 

@@ -14,8 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from app.config import Config
 from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from settings.config import Config
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"
@@ -54,7 +54,7 @@ def load_questions(path: Path, split: str, n: int) -> list[str]:
     return out
 
 
-async def timed(assistant, question: str, mode: str) -> tuple[float, float, AnswerResult, int]:  # noqa: ANN001
+async def timed(assistant, question: str, mode: str) -> tuple[float, float, AnswerResult, int]:
     t0 = time.perf_counter()
     first = None
     tokens = 0

@@ -36,7 +36,7 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _sentence_transformers_baseline(cfg, texts: list[str]) -> tuple[float, np.ndarray]:  # noqa: ANN001
+def _sentence_transformers_baseline(cfg, texts: list[str]) -> tuple[float, np.ndarray]:
     from sentence_transformers import SentenceTransformer
 
     from indexing.embeddings import resolve_model_dir
@@ -48,7 +48,7 @@ def _sentence_transformers_baseline(cfg, texts: list[str]) -> tuple[float, np.nd
     return time.perf_counter() - started, np.asarray(vectors, dtype=np.float32)
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     import platform
 
     from indexing.chunking import TokenChunker

@@ -65,7 +65,7 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return out[::step][: args.n]
 
 
-def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN001
+def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:
     from retrievers.filters import Filters
     from retrievers.loading import load_retriever
 
@@ -114,7 +114,7 @@ def _synthetic(base: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
     return out
 
 
-def _time_search(index, queries: np.ndarray, k: int = 10) -> tuple[list[float], np.ndarray]:  # noqa: ANN001
+def _time_search(index, queries: np.ndarray, k: int = 10) -> tuple[list[float], np.ndarray]:
     times, ids = [], []
     for q in queries:
         t0 = time.perf_counter()
@@ -173,7 +173,7 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
     return rows
 
 
-def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:  # noqa: ANN001
+def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:
     import scipy.sparse as sp
     from rank_bm25 import BM25Okapi
 
@@ -207,7 +207,7 @@ def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:  # noqa: ANN
     return rows
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     from retrievers.loading import parse_backends, with_backend
 
     backends = parse_backends(getattr(args, "backend", None), cfg)

@@ -18,66 +18,39 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 
-from app.config import Config
-from app.errors import UserFacingError
-from chains.budget import fit_prompt
-from chains.citations import CitationStreamFilter, clean_citations
+from chains.answer import build_answer_tail, to_source
+from chains.modes import ModeParts, build_mode_chains
 from chains.prompts import Prompts
-from chains.result import (
-    MODES,
-    AnswerResult,
-    DoneEvent,
-    PreparedEvent,
-    Source,
-    TokenEvent,
-)
+from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import (
-    answer_messages,
     make_answer_step,
     make_multi_query_step,
     make_retrieve_step,
     make_rewrite_step,
 )
-from chains.verdict import can_continue
-from chains.yesno import Calibration, calibration_path, is_yes_no_question
+from chains.turn import Turn
+from chains.verdict import (
+    Calibration,
+    Verdict,
+    VerdictDecider,
+    calibration_path,
+    is_yes_no_question,
+)
+from settings.config import Config
+from settings.errors import UserFacingError
 
 log = logging.getLogger(__name__)
 
 Event = PreparedEvent | TokenEvent | DoneEvent
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
+__all__ = ["Assistant", "InvalidModeError", "to_source"]
+
 
 class InvalidModeError(UserFacingError):
     """An unknown chain mode."""
-
-
-def to_source(n: int, doc: Document) -> Source:
-    md = doc.metadata
-    conf = md.get("confidence")
-    year = md.get("year")
-    return Source(
-        n=n,
-        pmid=str(md.get("pmid", "")),
-        title=str(md.get("title") or ""),
-        url=str(md.get("url") or f"https://pubmed.ncbi.nlm.nih.gov/{md.get('pmid', '')}/"),
-        year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
-        journal=str(md.get("journal") or ""),
-        authors=[str(a) for a in md.get("authors") or []],
-        confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
-        passage=doc.page_content,
-        rrf_score=md.get("rrf_score"),
-        ranks=dict(md.get("ranks") or {}),
-        scores=dict(md.get("scores") or {}),
-    )
-
-
-def _filters_dict(filters: Any) -> dict:
-    if filters is None:
-        return {}
-    if hasattr(filters, "as_dict"):
-        return dict(filters.as_dict())
-    return dict(filters) if isinstance(filters, dict) else {}
 
 
 class Assistant:
@@ -91,6 +64,7 @@ class Assistant:
         *,
         count_tokens: TokenCounter | None = None,
         calibration: Calibration | None = None,
+        postprocessors: Sequence[Runnable] = (),
     ) -> None:
         self.cfg = cfg
         self.retriever = retriever
@@ -101,9 +75,11 @@ class Assistant:
         self.calibration = calibration or Calibration.load(
             calibration_path(self.prompts.yes_no_path), "rag"
         )
-        self.retrieve_step = make_retrieve_step(retriever)
-        # (article tails, evidence template, channel template), made on the first yes/no verdict
-        self._verdict_inputs: tuple[Any, str, str] | None = None
+        self.decider = VerdictDecider.from_prompts(
+            self.prompts, self.calibration, context_window=cfg.llm.context_window,
+            retriever=retriever,
+        )  # fmt: skip
+        self.chains = self._build_chains(postprocessors)
 
     @classmethod
     def from_config(
@@ -113,14 +89,16 @@ class Assistant:
         retriever: Any = None,
         llm: BaseChatModel | None = None,
         count_tokens: TokenCounter | None = None,
+        postprocessors: Sequence[Runnable] = (),
     ) -> Assistant:
         """Load what is not given: the retriever now (fails fast without an index), the LLM
-        lazily on the first question that needs it."""
+        lazily on the first question that needs it. ``postprocessors`` are event-stream steps
+        composed after citation cleaning (see :mod:`chains.answer`)."""
         if retriever is None:
             from retrievers.loading import load_retriever
 
             retriever = load_retriever(cfg)
-        return cls(cfg, retriever, llm, count_tokens=count_tokens)
+        return cls(cfg, retriever, llm, count_tokens=count_tokens, postprocessors=postprocessors)
 
     # ---- lazily loaded LLM -------------------------------------------------------------------
     @property
@@ -140,12 +118,34 @@ class Assistant:
             self._count_tokens = message_token_counter(self.llm)
         return self._count_tokens(messages)
 
-    async def _ensure_llm(self) -> BaseChatModel:
-        if self._llm is None:
-            await asyncio.to_thread(lambda: self.llm)
+    # ---- the chains ---------------------------------------------------------------------------
+    def _build_chains(self, postprocessors: Sequence[Runnable]) -> dict[str, Runnable]:
+        cfg = self.cfg
+        prompts = self.prompts
+        tail = build_answer_tail(
+            template=prompts.answer,
+            count_tokens=self.count_tokens,
+            budget=lambda: cfg.llm.context_window - cfg.llm.max_new_tokens,
+            decide_verdict=self._verdict,
+            answer=make_answer_step(self._model),
+            refusal=cfg.chains.refusal,
+            postprocessors=postprocessors,
+        )
+        parts = ModeParts(
+            retrieve=make_retrieve_step(self.retriever),
+            rewrite=make_rewrite_step(self._model, prompts.rewrite),
+            generate_queries=make_multi_query_step(
+                self._model, prompts.multi_query, cfg.chains.n_queries
+            ),
+            answer_tail=tail,
+            rrf_c=cfg.retrieval.rrf_c,
+            n_sources=cfg.retrieval.topk_rrf,
+        )
+        return build_mode_chains(parts)
+
+    def _model(self) -> BaseChatModel:
         return self.llm
 
-    # ---- the chain ---------------------------------------------------------------------------
     async def astream(
         self, question: str, *, mode: str, history: list[tuple[str, str]] | None = None
     ) -> AsyncIterator[Event]:
@@ -154,171 +154,31 @@ class Assistant:
         question = (question or "").strip()
         if not question:
             raise UserFacingError("the question is empty: type a question")
-        cfg = self.cfg.chains
+        depth = self.cfg.chains.conversation_depth
+        turns = list(history or [])[-depth:] if depth else []
+        turn: Turn = {"mode": mode, "question": question, "history": turns, "timings": {}}
         t0 = time.perf_counter()
-        timings: dict[str, float] = {}
-        history = list(history or [])
-        turns = history[-cfg.conversation_depth :] if cfg.conversation_depth else []
-
-        searched = question
-        if mode == "conversational" and turns:
-            llm = await self._ensure_llm()
-            rewrite = make_rewrite_step(llm, self.prompts.rewrite)
-            t = time.perf_counter()
-            out = await rewrite.ainvoke({"question": question, "history": turns})
-            timings["rewrite_s"] = round(time.perf_counter() - t, 4)
-            searched = out["question"]
-
-        t = time.perf_counter()
-        retrieval = await self.retrieve_step.ainvoke({"question": searched})
-        timings["retrieve_s"] = round(time.perf_counter() - t, 4)
-        filters = _filters_dict(retrieval.filters)
-        searched_text = getattr(retrieval, "query", None) or searched
-
-        if retrieval.empty or not retrieval.documents:
-            refusal = cfg.refusal
-            yield PreparedEvent(searched_question=searched_text, filters=filters)
-            timings["first_token_s"] = round(time.perf_counter() - t0, 4)
-            yield TokenEvent(text=refusal)
-            timings["total_s"] = round(time.perf_counter() - t0, 4)
-            yield DoneEvent(
-                result=AnswerResult(
-                    answer=refusal,
-                    mode=mode,  # type: ignore[arg-type]
-                    question=question,
-                    searched_question=searched_text,
-                    filters=filters,
-                    refused=True,
-                    timings=timings,
+        first_token: float | None = None
+        async for event in self.chains[mode].astream(turn):
+            if isinstance(event, TokenEvent) and first_token is None:
+                first_token = round(time.perf_counter() - t0, 4)
+            elif isinstance(event, DoneEvent):
+                timings = event.result.timings
+                timings["first_token_s"] = (
+                    first_token if first_token is not None else round(time.perf_counter() - t0, 4)
                 )
-            )
-            return
+                timings["total_s"] = round(time.perf_counter() - t0, 4)
+            yield event
 
-        llm = await self._ensure_llm()
-        documents = list(retrieval.documents)
-        sub_queries: list[str] = []
-        if mode == "multi-query":
-            documents, sub_queries = await self._multi_query(llm, question, retrieval, timings)
-
-        budget = self.cfg.llm.context_window - self.cfg.llm.max_new_tokens
-        fitted = await asyncio.to_thread(
-            fit_prompt,
-            lambda docs, _hist: answer_messages(self.prompts.answer, question, docs),
-            documents,
-            [],
-            self.count_tokens,
-            budget,
-        )
-        sources = [to_source(i, d) for i, d in enumerate(fitted.documents, start=1)]
-        yield PreparedEvent(
-            searched_question=searched_text,
-            sub_queries=sub_queries,
-            filters=filters,
-            sources=sources,
-        )
-
-        answer_prefix = ""
-        verdict = None
-        if is_yes_no_question(question):
-            verdict = await self._verdict(llm, question, fitted.documents)
-            if verdict:
-                answer_prefix = verdict.capitalize() + ". "
-
-        pieces: list[str] = []
-        cite = CitationStreamFilter(len(sources))
-        if answer_prefix:
-            timings["first_token_s"] = round(time.perf_counter() - t0, 4)
-            yield TokenEvent(text=answer_prefix)
-        answer_llm: Any = llm
-        if answer_prefix and can_continue(llm):
-            # the model continues after "Yes. " so its explanation agrees with the verdict
-            answer_llm = llm.bind(assistant_prefix=answer_prefix)
-        async for piece in make_answer_step(answer_llm).astream(fitted.messages):
-            if not piece:
-                continue
-            pieces.append(piece)
-            shown = cite.feed(piece)
-            if shown:
-                timings.setdefault("first_token_s", round(time.perf_counter() - t0, 4))
-                yield TokenEvent(text=shown)
-        rest = cite.flush()
-        if rest:
-            yield TokenEvent(text=rest)
-        timings.setdefault("first_token_s", round(time.perf_counter() - t0, 4))
-        answer = answer_prefix + clean_citations("".join(pieces).strip(), len(sources))
-        timings["total_s"] = round(time.perf_counter() - t0, 4)
-        yield DoneEvent(
-            result=AnswerResult(
-                answer=answer.strip(),
-                mode=mode,  # type: ignore[arg-type]
-                question=question,
-                searched_question=searched_text,
-                sub_queries=sub_queries,
-                filters=filters,
-                sources=sources,
-                verdict=verdict,
-                timings=timings,
-            )
-        )
-
-    async def _multi_query(
-        self, llm: BaseChatModel, question: str, retrieval: Any, timings: dict[str, float]
-    ) -> tuple[list[Document], list[str]]:
-        from retrievers.fusion import reciprocal_rank_fusion
-
-        t = time.perf_counter()
-        step = make_multi_query_step(llm, self.prompts.multi_query, self.cfg.chains.n_queries)
-        sub_queries: list[str] = await step.ainvoke({"question": question})
-        timings["multi_query_s"] = round(time.perf_counter() - t, 4)
-        t = time.perf_counter()
-        lists = [list(retrieval.documents)]
-        results = await asyncio.gather(
-            *(
-                self.retrieve_step.ainvoke({"question": q, "filters": retrieval.filters})
-                for q in sub_queries
-            )
-        )
-        lists.extend(list(r.documents) for r in results if not r.empty)
-        timings["retrieve_sub_s"] = round(time.perf_counter() - t, 4)
-        fused = reciprocal_rank_fusion(lists, c=self.cfg.retrieval.rrf_c)
-        return fused[: self.cfg.retrieval.topk_rrf], sub_queries
-
-    async def _verdict(self, llm: BaseChatModel, question: str, documents: list[Document]) -> Any:
-        from chains.verdict import (
-            ArticleTails,
-            can_score,
-            classify_verdict,
-            load_channel_template,
-            load_evidence_template,
-            score_verdict,
-        )
-
-        cal = self.calibration
-        if cal.method == "classifier" and cal.classifier is not None:
-            # the same decision as `eval answers` (rag): the top article's conclusion, its wording
-            # cues and the model's channel scores, fitted on the PubMedQA dev split
-            if cal.classifier.needs_llm() and not can_score(llm):
-                return None
-            if self._verdict_inputs is None:
-                path = self.prompts.yes_no_path
-                self._verdict_inputs = (
-                    ArticleTails(self.retriever),
-                    load_evidence_template(path),
-                    load_channel_template(path),
-                )
-            tails, evidence_template, channel_template = self._verdict_inputs
-            out = await asyncio.to_thread(
-                classify_verdict, llm, question, documents, cal,
-                template=evidence_template, article_tail=tails,
-                channel_template=channel_template,
-            )  # fmt: skip
-            return out.verdict
-        if not can_score(llm):
+    def _verdict(self, question: str, documents: list[Document]) -> Verdict | None:
+        """The same decision as ``eval answers`` (one :class:`VerdictDecider`); None for a
+        question that is not yes/no, or a model that cannot serve the calibrated method."""
+        if not is_yes_no_question(question):
             return None
-        out = await asyncio.to_thread(
-            score_verdict, llm, self.prompts.yes_no, question, documents, self.calibration
-        )
-        return out.verdict
+        llm = self.llm
+        if not self.decider.usable_with(llm):
+            return None
+        return self.decider.decide(llm, question, documents, self.count_tokens).verdict
 
     # ---- sync ---------------------------------------------------------------------------------
     async def arun(

@@ -7,8 +7,8 @@ import asyncio
 import json
 import sys
 
-from app.config import Config
 from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from settings.config import Config
 
 JSON_SOURCE_FIELDS = (
     "n", "pmid", "title", "url", "year", "journal", "authors", "confidence", "passage",
@@ -47,7 +47,7 @@ def format_sources(result: AnswerResult) -> str:
 def _parse_history(text: str | None) -> list[tuple[str, str]]:
     if not text:
         return []
-    from app.errors import UserFacingError
+    from settings.errors import UserFacingError
 
     try:
         data = json.loads(text)

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field
 
+from chains.capabilities import Capabilities
 from chains.streaming import StreamingChatModel, emit_chunks
 
 
@@ -17,6 +18,8 @@ class GPT4AllChatModel(StreamingChatModel):
     """System messages become the session's system prompt; earlier turns are replayed as text."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    # generation only: gpt4all's Python API gives no log-probabilities or token ids
+    capabilities: ClassVar[Capabilities] = Capabilities(max_tokens_kwarg="max_new_tokens")
 
     client: Any = Field(exclude=True)
     model_name: str = "gpt4all"

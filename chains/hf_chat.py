@@ -13,13 +13,14 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from chains.capabilities import Capabilities
 from chains.streaming import StreamingChatModel, emit_chunks
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
@@ -39,6 +40,12 @@ class LocalHFChatModel(StreamingChatModel):
     """Chat model over an already loaded transformers model + tokenizer."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
+    capabilities: ClassVar[Capabilities] = Capabilities(
+        scores_likelihoods=True,
+        continues_prefix=True,
+        counts_tokens=True,
+        max_tokens_kwarg="max_new_tokens",
+    )
 
     model: Any = Field(exclude=True)
     tokenizer: Any = Field(exclude=True)
@@ -185,12 +192,45 @@ class LocalHFChatModel(StreamingChatModel):
                 scores.append(total)
         return scores
 
+    def score_after_prefixes(
+        self,
+        messages: Sequence[BaseMessage],
+        prefixes: Sequence[str],
+        continuation: str,
+        *,
+        max_tokens: int | None = None,
+    ) -> list[float]:
+        """log P(continuation | prompt, the assistant turn opened with each prefix), over the
+        continuation's first ``max_tokens`` tokens: one batched forward pass (right-padded)."""
+        import torch
 
-def _stopping_on(event: threading.Event):  # noqa: ANN202 - a transformers StoppingCriteriaList
+        tok = self.tokenizer
+        prompt = self.encode_messages(messages)
+        cont = tok(continuation, add_special_tokens=False)["input_ids"][:max_tokens]
+        seqs = [prompt + tok(p, add_special_tokens=False)["input_ids"] for p in prefixes]
+        starts = [len(s) for s in seqs]
+        seqs = [s + cont for s in seqs]
+        width = max(len(s) for s in seqs)
+        pad = tok.pad_token_id or tok.eos_token_id or 0
+        device = getattr(self.model, "device", "cpu")
+        ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=device)
+        mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=device)
+        with self._lock, torch.inference_mode():
+            logits = self.model(input_ids=ids, attention_mask=mask).logits.float()
+        logp = torch.log_softmax(logits, dim=-1)
+        targets = torch.tensor(cont, device=device)
+        out: list[float] = []
+        for row, start in enumerate(starts):
+            positions = torch.arange(start - 1, start - 1 + len(cont), device=device)
+            out.append(float(logp[row, positions, targets].sum()))
+        return out
+
+
+def _stopping_on(event: threading.Event) -> Any:  # a transformers StoppingCriteriaList
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class _OnEvent(StoppingCriteria):
-        def __call__(self, input_ids, scores, **kwargs) -> bool:  # noqa: ANN001, ANN003
+        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
             return event.is_set()
 
     return StoppingCriteriaList([_OnEvent()])

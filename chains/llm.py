@@ -18,9 +18,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
 
-from app.config import LLMConfig
-from app.errors import ModelLoadError
+from chains.capabilities import TokenCountingModel, capabilities
+from settings.config import LLMConfig
+from settings.errors import ModelLoadError
+from settings.offline import offline_env
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +113,7 @@ def _resolve_device(device: str) -> str:
 
 def _load_huggingface(llm: LLMConfig, root: Path | None) -> BaseChatModel:
     loc = locate_model(llm, root)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    offline_env()
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -228,10 +231,10 @@ def _load_openai(llm: LLMConfig, root: Path | None) -> BaseChatModel:
             "llm.openai_model in cfg.yaml"
         )
     try:
-        from langchain_openai import ChatOpenAI
+        from chains.openai_chat import OpenAICompatibleChatModel
     except ImportError as err:
         raise ModelLoadError("llm.backend openai needs `pip install langchain-openai`") from err
-    return ChatOpenAI(
+    return OpenAICompatibleChatModel(
         base_url=llm.openai_base_url,
         model=llm.openai_model,
         api_key=os.environ.get("OPENAI_API_KEY", "not-needed"),
@@ -266,10 +269,9 @@ def approx_token_count(text: str) -> int:
 
 def message_token_counter(model: BaseChatModel) -> Callable[[Sequence[BaseMessage]], int]:
     """Count a prompt's tokens with the model's own tokenizer when it has one, else estimate."""
-    from chains.hf_chat import LocalHFChatModel
-
-    if isinstance(model, LocalHFChatModel):
-        return lambda msgs: len(model.encode_messages(msgs))
+    if capabilities(model).counts_tokens and isinstance(model, TokenCountingModel):
+        counter: TokenCountingModel = model
+        return lambda msgs: len(counter.encode_messages(msgs))
 
     def estimate(msgs: Sequence[BaseMessage]) -> int:
         return sum(approx_token_count(str(m.content)) + 4 for m in msgs) + 2
@@ -277,16 +279,11 @@ def message_token_counter(model: BaseChatModel) -> Callable[[Sequence[BaseMessag
     return estimate
 
 
-def with_max_tokens(model: BaseChatModel, n: int) -> Any:
-    """The model with a smaller generation cap for short outputs (rewrite, sub-queries)."""
-    from chains.gpt4all_chat import GPT4AllChatModel
-    from chains.hf_chat import LocalHFChatModel
-
-    if isinstance(model, LocalHFChatModel | GPT4AllChatModel):
-        return model.bind(max_new_tokens=n)
-    if type(model).__name__ == "ChatOpenAI":
-        return model.bind(max_tokens=n)
-    return model
+def with_max_tokens(model: BaseChatModel, n: int) -> Runnable:
+    """The model with a smaller generation cap for short outputs (rewrite, sub-queries); a model
+    that declares no per-call cap is returned as it is."""
+    kwarg = capabilities(model).max_tokens_kwarg
+    return model.bind(**{kwarg: n}) if kwarg else model
 
 
 _CACHE: dict[str, BaseChatModel] = {}

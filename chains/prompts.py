@@ -10,8 +10,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from app.config import Config
-from app.errors import UserFacingError
+from settings.config import Config
+from settings.errors import UserFacingError
 
 _PLACEHOLDER = re.compile(r"\{(context|question|history|n)\}")
 

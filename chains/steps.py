@@ -1,24 +1,31 @@
 """One factory per chain step, each a named LCEL runnable (in the style of chat-langchain).
 
-The :class:`~chains.assistant.Assistant` composes them per mode; each can also be used alone.
+:mod:`chains.modes` composes them into the three modes; each can also be used alone. Steps that
+need the LLM take a *provider* (a no-argument callable returning the chat model), so the model is
+loaded on the first step that really runs it, not when the chain is built: a question that is
+refused for lack of sources never loads it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from operator import itemgetter
 from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.runnables import Runnable, RunnableLambda
+from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
+from chains.capabilities import capabilities
 from chains.llm import with_max_tokens
 from chains.prompts import format_history, format_source, render
-from chains.queries import guard_rewrite, needs_context, parse_queries
+from chains.queries import guard_rewrite, parse_queries
 
 MAX_PASSAGE_WORDS = 160  # a 135M model reads short passages better; also keeps prefill fast
+
+ModelProvider = Callable[[], BaseChatModel]
 
 
 def passage_of(doc: Document, max_words: int | None = MAX_PASSAGE_WORDS) -> str:
@@ -56,8 +63,21 @@ def answer_messages(
 # ---- factories --------------------------------------------------------------------------------
 
 
+def model_step(
+    model: ModelProvider, *, max_tokens: int | None = None, run_name: str = "llm"
+) -> Runnable:
+    """The chat model as a step, resolved when it first runs (a Runnable returned by a
+    ``RunnableLambda`` is invoked, or streamed, with the same input)."""
+
+    def pick(_input: Any) -> Runnable:
+        llm = model()
+        return with_max_tokens(llm, max_tokens) if max_tokens else llm
+
+    return RunnableLambda(pick).with_config(run_name=run_name)
+
+
 def make_retrieve_step(retriever: Any) -> Runnable:
-    """``{"question", "filters"?}`` -> the retriever's ``Retrieval``."""
+    """``{"question", "filters"?, "k"?}`` -> the retriever's ``Retrieval``."""
 
     def _sync(inp: dict) -> Any:
         return retriever.retrieve(inp["question"], filters=inp.get("filters"), k=inp.get("k"))
@@ -70,62 +90,63 @@ def make_retrieve_step(retriever: Any) -> Runnable:
     return RunnableLambda(_sync, afunc=_async).with_config(run_name="retrieve")
 
 
-def make_rewrite_step(llm: BaseChatModel, template: str) -> Runnable:
+def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
     """``{"question", "history": [(user, assistant)]}`` -> ``{"question", "raw", "fallback"}``.
 
-    Only follow-ups that depend on the conversation are rewritten; the LLM's rewrite goes
-    through :func:`chains.queries.guard_rewrite`.
+    The LLM writes a standalone question; :func:`chains.queries.guard_rewrite` keeps it only when
+    it is usable. Whether to rewrite at all is the caller's branch (see :mod:`chains.modes`).
     """
-    prompt = RunnableLambda(
-        lambda inp: [
-            HumanMessage(
-                render(template, history=format_history(inp["history"]), question=inp["question"])
-            )
-        ]
-    ).with_config(run_name="rewrite_prompt")
-    generate = (prompt | with_max_tokens(llm, 48) | StrOutputParser()).with_config(
-        run_name="rewrite_llm"
-    )
+    def rewrite_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
+        history = format_history(inp["history"])
+        return [HumanMessage(render(template, history=history, question=inp["question"]))]
 
-    def _guard(inp: dict, raw: str) -> dict:
+    prompt = RunnableLambda(rewrite_prompt).with_config(run_name="rewrite_prompt")
+    generate = (
+        prompt | model_step(model, max_tokens=48, run_name="rewrite_model") | StrOutputParser()
+    ).with_config(run_name="rewrite_llm")
+
+    def guard(inp: dict) -> dict:
         previous = [u for u, _ in inp["history"]]
-        question, fallback = guard_rewrite(inp["question"], raw, previous)
-        return {"question": question, "raw": raw, "fallback": fallback}
+        question, fallback = guard_rewrite(inp["question"], inp["raw"], previous)
+        return {"question": question, "raw": inp["raw"], "fallback": fallback}
 
-    def _as_is(inp: dict) -> dict | None:
-        # First turn, or a follow-up that stands on its own ("Who won the World Cup?"): search
-        # it unchanged; a tiny model's rewrite would only drag the old topic into it.
-        if not inp.get("history") or not needs_context(inp["question"]):
-            return {"question": inp["question"], "raw": "", "fallback": False}
-        return None
-
-    def _sync(inp: dict) -> dict:
-        return _as_is(inp) or _guard(inp, generate.invoke(inp))
-
-    async def _async(inp: dict) -> dict:
-        return _as_is(inp) or _guard(inp, await generate.ainvoke(inp))
-
-    return RunnableLambda(_sync, afunc=_async).with_config(run_name="rewrite_question")
+    return (
+        RunnablePassthrough.assign(raw=generate)
+        | RunnableLambda(guard).with_config(run_name="guard_rewrite")
+    ).with_config(run_name="rewrite_question")
 
 
-def make_multi_query_step(llm: BaseChatModel, template: str, n: int) -> Runnable:
+def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnable:
     """``{"question"}`` -> up to ``n`` alternative queries (parsed robustly, never the original)."""
-    prompt = RunnableLambda(
-        lambda inp: [HumanMessage(render(template, question=inp["question"], n=n))]
-    ).with_config(run_name="multi_query_prompt")
-    generate = prompt | with_max_tokens(llm, 24 * n + 16) | StrOutputParser()
+    def queries_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
+        return [HumanMessage(render(template, question=inp["question"], n=n))]
 
-    def _parse(inp: dict, raw: str) -> list[str]:
-        return parse_queries(raw, n, original=inp["question"])
+    prompt = RunnableLambda(queries_prompt).with_config(run_name="multi_query_prompt")
+    generate = (
+        prompt
+        | model_step(model, max_tokens=24 * n + 16, run_name="multi_query_model")
+        | StrOutputParser()
+    )
+    def parse(inp: dict[str, Any]) -> list[str]:
+        return parse_queries(inp["raw"], n, original=inp["question"])
 
-    async def _async(inp: dict) -> list[str]:
-        return _parse(inp, await generate.ainvoke(inp))
-
-    return RunnableLambda(lambda inp: _parse(inp, generate.invoke(inp)), afunc=_async).with_config(
+    return (
+        RunnablePassthrough.assign(raw=generate)
+        | RunnableLambda(parse).with_config(run_name="parse_queries")
+    ).with_config(
         run_name="generate_queries"
     )
 
 
-def make_answer_step(llm: BaseChatModel) -> Runnable:
-    """Prompt messages -> answer text (streams token by token)."""
-    return (llm | StrOutputParser()).with_config(run_name="answer")
+def make_answer_step(model: ModelProvider) -> Runnable:
+    """``{"messages", "answer_prefix"}`` -> answer text, streamed token by token. A model that can
+    continue an assistant turn already begun continues after the prefix ("Yes. "), so its
+    explanation agrees with the verdict."""
+    def pick(inp: dict) -> Runnable:
+        llm: Runnable = model()
+        prefix = inp.get("answer_prefix") or ""
+        if prefix and capabilities(llm).continues_prefix:
+            llm = llm.bind(assistant_prefix=prefix)
+        return itemgetter("messages") | llm | StrOutputParser()
+
+    return RunnableLambda(pick).with_config(run_name="answer")

@@ -20,21 +20,24 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from langchain_core.documents import Document
 
-from app.config import Config
-from app.errors import UserFacingError
-from chains.yesno import (
+from chains.verdict import (
     CHANNEL_FEATURES,
     CLASSIFIER_FEATURES,
     LLM_FEATURES,
     Calibration,
+    Method,
+    VerdictDecider,
+    VerdictOutcome,
     calibration_path,
     fit_bias,
     save_calibration,
 )
+from settings.config import Config
+from settings.errors import UserFacingError
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"
@@ -143,13 +146,16 @@ class Scorer:
             self.retriever = load_retriever(cfg)
         self.llm = get_llm(cfg.llm, root=cfg.root)
         self.count = message_token_counter(self.llm)
-        from chains.verdict import ArticleTails, load_channel_template, load_evidence_template
 
-        # rag: the verdict reads the top article's conclusion (its last chunk); gold: the given
-        # contexts are the whole evidence (the abstract without its conclusion)
-        self.article_tail = ArticleTails(self.retriever) if self.retriever is not None else None
-        self.evidence_template = load_evidence_template(self.prompts.yes_no_path)
-        self.channel_template = load_channel_template(self.prompts.yes_no_path)
+    def decider(self, method: Method, calibration: Calibration) -> VerdictDecider:
+        """rag: the verdict reads the top article's conclusion (its last chunk) and passages of
+        160 words; gold: the given contexts (the abstract without its conclusion) are the whole
+        evidence."""
+        return VerdictDecider.from_prompts(
+            self.prompts, calibration, context_window=self.cfg.llm.context_window,
+            retriever=self.retriever, method=method,
+            max_words=None if self.setting == "gold" else 160,
+        )  # fmt: skip
 
     def documents(self, row: dict) -> list[Document]:
         if self.setting == "gold":
@@ -157,23 +163,9 @@ class Scorer:
         retrieval = self.retriever.retrieve(row["question"])  # type: ignore[union-attr]
         return [] if retrieval.empty else list(retrieval.documents)
 
-    def fit(self, question: str, docs: list[Document], max_words: int | None) -> list[Document]:
-        from chains.budget import fit_prompt
-        from chains.verdict import yes_no_messages
-
-        budget = self.cfg.llm.context_window - 80
-        fitted = fit_prompt(
-            lambda d, _h: yes_no_messages(self.prompts.yes_no, question, d, max_words),
-            docs,
-            [],
-            self.count,
-            budget,
-        )
-        return fitted.documents
-
 
 def run(cfg: Config, args: argparse.Namespace) -> int:
-    from chains.verdict import can_score
+    from chains.capabilities import as_scorer
 
     split = "dev" if args.calibrate else args.split
     rows = load_questions(Path(args.questions), split, args.limit)
@@ -185,15 +177,15 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     cal_file = calibration_path(scorer.prompts.yes_no_path)
     stored = Calibration.load(cal_file, args.setting)
     calibration = Calibration() if (args.raw or args.calibrate) else stored
-    method = args.method or ("classifier" if args.calibrate else calibration.method)
-    if method == "score" and not can_score(scorer.llm):
+    method: Method = args.method or ("classifier" if args.calibrate else calibration.method)
+    if method == "score" and as_scorer(scorer.llm) is None:
         method = "json"  # remote/gpt4all models give no log-probabilities
     if method == "classifier" and not args.calibrate and calibration.classifier is None:
         raise UserFacingError(
             f"no verdict classifier for setting {args.setting!r} in {cal_file}: fit one with "
             f"`eval answers --calibrate --setting {args.setting}` (dev split)"
         )
-    max_words = None if args.setting == "gold" else 160
+    decider = scorer.decider(method, calibration)
     wanted = _wanted_features(getattr(args, "features", None) or FEATURE_SETS[0])
     cache = _FeatureCache(getattr(args, "features_cache", None), args.setting)
 
@@ -203,7 +195,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     progress = _progress(len(rows), args.json)
     for row in rows:
         outcomes.append(
-            _answer(scorer, row, method, calibration, max_words, cache, args.calibrate, wanted)
+            _answer(scorer, decider, row, cache, args.calibrate, wanted)
         )
         gold.append(str(row["answer"]).lower())
         progress(1)
@@ -217,8 +209,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         print(f"saved {method} calibration for setting {args.setting!r} to {cal_file}: "
               f"{calibration.meta}", file=sys.stderr)  # fmt: skip
 
-    pred = [_decided(o, calibration, method) if args.calibrate else o.verdict for o in outcomes]
-    pred = [p or "yes" for p in pred]
+    decided = [_decided(o, calibration, method) if args.calibrate else o.verdict for o in outcomes]
+    pred: list[str] = [p or "yes" for p in decided]
     invalid = sum(o.invalid for o in outcomes) if method == "json" else 0
     report = {
         **metrics(gold, pred),
@@ -242,52 +234,21 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
 
 def _answer(
     scorer: Scorer,
+    decider: VerdictDecider,
     row: dict,
-    method: str,
-    calibration: Any,
-    max_words: int | None,
     cache: _FeatureCache,
     calibrating: bool,
     wanted: tuple[str, ...],
-) -> Any:
-    from chains.verdict import (
-        VerdictOutcome,
-        classify_verdict,
-        generate_verdict,
-        score_verdict,
-        verdict_evidence,
-        verdict_features,
-    )
-
+) -> VerdictOutcome:
     question = row["question"]
-    if method == "classifier" and calibrating:
+    if decider.method == "classifier" and calibrating:  # the classifier is fitted afterwards
         hit = cache.get(row)
         if hit is not None and all(name in hit[0] for name in wanted):
             return VerdictOutcome(None, hit[1], features=hit[0])
-    docs = scorer.fit(question, scorer.documents(row), max_words)
-    if method == "classifier" and calibrating:  # features only: the classifier is fitted after
-        evidence = verdict_evidence(question, docs, scorer.article_tail)
-        feats, lps = verdict_features(
-            scorer.llm, question, evidence, scorer.evidence_template,
-            with_llm=bool(set(wanted) & set(LLM_FEATURES)),
-            with_channel=bool(set(wanted) & set(CHANNEL_FEATURES)),
-            channel_template=scorer.channel_template,
-        )  # fmt: skip
-        cache.put(row, feats, lps)
-        return VerdictOutcome(None, lps, features=feats, evidence=evidence.text)
-    if method == "classifier":
-        return classify_verdict(
-            scorer.llm, question, docs, calibration,
-            template=scorer.evidence_template, article_tail=scorer.article_tail,
-            channel_template=scorer.channel_template,
-        )  # fmt: skip
-    if method == "score":
-        return score_verdict(
-            scorer.llm, scorer.prompts.yes_no, question, docs, calibration, max_words=max_words
-        )
-    return generate_verdict(
-        scorer.llm, scorer.prompts.yes_no, question, docs, calibration, max_words=max_words
-    )
+        out = decider.features(scorer.llm, question, scorer.documents(row), scorer.count, wanted)
+        cache.put(row, out.features, out.logprobs)
+        return out
+    return decider.decide(scorer.llm, question, scorer.documents(row), scorer.count)
 
 
 def _calibrate(
@@ -299,7 +260,7 @@ def _calibrate(
     stored: Any,
     wanted: tuple[str, ...],
 ) -> Any:
-    from chains.yesno import fit_classifier
+    from chains.verdict import fit_classifier
 
     model = scorer.llm._identifying_params.get("model_name")
     if method == "score":
@@ -347,7 +308,7 @@ class _FeatureCache:
         self.path = Path(path) if path else None
         self.setting = setting
         self.entries: dict[str, dict] = {}
-        self._fh = None
+        self._fh: TextIO | None = None
         if self.path and self.path.is_file():
             for line in self.path.read_text(encoding="utf-8").splitlines():
                 try:

@@ -12,8 +12,9 @@ import json
 import time
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
-from app.errors import UserFacingError
+from settings.errors import UserFacingError
 
 DEPTH = 20
 METRICS = {
@@ -62,7 +63,7 @@ def read_questions(path: Path, split: str | None = None, limit: int | None = Non
     return rows[:limit] if limit else rows
 
 
-def rankings(retriever, question: str) -> dict[str, list[str]]:  # noqa: ANN001 - HybridRetriever
+def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriever
     """PMIDs ranked by each system for one question (filters parsed as the chains do)."""
     query, filters = retriever._prepare(question, None)
     bm25_r, dense_r = (r.bound(filters) for r in retriever.retrievers)
@@ -93,14 +94,14 @@ def score(questions: list[dict], ranked: list[dict[str, list[str]]]) -> dict[str
     return out
 
 
-def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:  # noqa: ANN001
+def evaluate_retrieval(cfg, questions: Iterable[dict], retriever=None) -> dict:
     from retrievers.loading import load_retriever
 
     questions = list(questions)
     retriever = retriever or load_retriever(cfg)
     started = time.perf_counter()
     ranked = [rankings(retriever, q["question"]) for q in questions]
-    result = score(questions, ranked)
+    result: dict[str, Any] = score(questions, ranked)
     result["seconds"] = round(time.perf_counter() - started, 2)
     return result
 
@@ -119,7 +120,7 @@ def print_table(result: dict, title: str) -> None:
     Console().print(table)
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     from retrievers.loading import parse_backends, with_backend
 
     backends = parse_backends(getattr(args, "backend", None), cfg)

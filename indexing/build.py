@@ -111,12 +111,12 @@ def _embed_resumable(
     return out
 
 
-def bm25_build_settings(cfg) -> dict:  # noqa: ANN001
+def bm25_build_settings(cfg) -> dict:
     """What the BM25 files depend on (a change means a rebuild); ``phrases``: word pairs stored."""
     return {**cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"}), "phrases": True}
 
 
-def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:  # noqa: ANN001
+def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:
     h = hashlib.sha256()
     h.update(f"{cfg.index.embedding_model}|{cfg.index.embedding_backend}|{SHARD_ROWS}".encode())
     for c in chunks:
@@ -125,7 +125,7 @@ def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:  # noqa: ANN001
     return h.hexdigest()
 
 
-def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:  # noqa: ANN001
+def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:
     """The published build's chunks, article hashes and vectors, when they can be reused: the
     build matches cfg.yaml's model and chunking (``open_current``) and its embedding backend."""
     try:
@@ -140,7 +140,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
 
 
 def build_index(
-    cfg,  # noqa: ANN001 - app.config.Config
+    cfg,  # settings.config.Config
     articles: Sequence[Article],
     *,
     reuse: bool = False,
@@ -172,7 +172,7 @@ def build_index(
 
 
 def _build_locked(
-    cfg,  # noqa: ANN001
+    cfg,
     articles: Sequence[Article],
     *,
     reuse: bool,

@@ -3,7 +3,7 @@
 Sentences are packed greedily up to ``chunk_size`` tokens; the next chunk starts with trailing
 sentences of the previous one worth at most ``chunk_overlap`` tokens. A sentence longer than a
 chunk is cut on token offsets. No chunk is ever contained in its predecessor (a LangChain splitter
-bug a seed team hit), which :func:`chunk_text` guarantees by construction and tests check.
+bug), which :func:`chunk_text` guarantees by construction and tests check.
 """
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def split_sentences(text: str) -> list[str]:
 class TokenChunker:
     """Chunker bound to a tokenizer that returns offsets (a Hugging Face fast tokenizer)."""
 
-    def __init__(self, tokenizer, chunk_size: int, chunk_overlap: int) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer, chunk_size: int, chunk_overlap: int) -> None:
         if chunk_overlap >= chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
         self.tokenizer = tokenizer

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
-from app.errors import ModelLoadError
+from settings.errors import ModelLoadError
 
 MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2 was trained with 256 word pieces
 
@@ -189,7 +189,7 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):  # noqa: ANN001
+        def forward(self, input_ids, attention_mask, token_type_ids):
             return self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
@@ -220,7 +220,7 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
     return target
 
 
-def build_embedder(cfg) -> Embedder:  # noqa: ANN001 - app.config.Config
+def build_embedder(cfg) -> Embedder:  # settings.config.Config
     """The embedder an index config asks for (ONNX cache kept beside the indices)."""
     return Embedder(
         cfg.index.embedding_model,

@@ -15,7 +15,7 @@ from functools import cache
 
 
 @cache
-def _malloc_trim():  # noqa: ANN202 - a ctypes function or None
+def _malloc_trim():  # a ctypes function or None
     name = ctypes.util.find_library("c")
     if not name:
         return None

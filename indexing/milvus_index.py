@@ -27,6 +27,7 @@ from tqdm.auto import tqdm
 from indexing.build import article_hash, published_vectors
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
+from indexing.milvus_fields import authors_key, string_literal, title_key, year_value
 from indexing.milvus_store import (
     MilvusManifest,
     connect,
@@ -40,7 +41,6 @@ from indexing.milvus_store import (
 )
 from indexing.store import IndexMissingError, file_lock
 from ingest.models import Article
-from retrievers.milvus_filters import authors_key, string_literal, title_key, year_value
 
 SCAN_BATCH = 10_000
 DELETE_BATCH = 1_000  # pmids per `pmid in [...]` expression
@@ -73,7 +73,7 @@ class SyncReport:
 
 
 # -- settings -----------------------------------------------------------------------------------
-def settings_key(cfg, dimension: int) -> dict:  # noqa: ANN001
+def settings_key(cfg, dimension: int) -> dict:
     """Everything that changes what a row holds or how it is indexed (a change means rebuild)."""
     m = cfg.retrieval.milvus
     return {
@@ -110,7 +110,7 @@ def _index_params(dense_index: str) -> dict:
     return dict(sorted((k, int(v)) for k, v in pairs))
 
 
-def _dense_index_label(cfg) -> str:  # noqa: ANN001
+def _dense_index_label(cfg) -> str:
     m = cfg.retrieval.milvus
     params = ",".join(f"{k}={v}" for k, v in sorted(m.dense_index_params.items()))
     return f"{m.dense_index}:{params}"
@@ -133,7 +133,7 @@ class FaissVectors:
         self.vectors = vectors
 
     @classmethod
-    def load(cls, cfg) -> FaissVectors | None:  # noqa: ANN001
+    def load(cls, cfg) -> FaissVectors | None:
         """None when there is no FAISS index or it was built with other embedding settings."""
         published = published_vectors(cfg)
         if published is None:
@@ -181,7 +181,7 @@ SCAN_FIELDS = ["id", "pmid", "content_hash", "n_chunks"]
 
 
 def scan_present(
-    client, collection: str, pmids: Sequence[str] | None = None  # noqa: ANN001
+    client, collection: str, pmids: Sequence[str] | None = None
 ) -> dict[str, Present]:
     """pmid -> what the collection holds: every article, or only ``pmids`` (append mode)."""
     out: dict[str, Present] = {}
@@ -213,7 +213,7 @@ def _collect(out: dict[str, Present], rows: list[dict]) -> None:
         p.ids.add(row["id"])
 
 
-def count_rows(client, collection: str) -> int:  # noqa: ANN001
+def count_rows(client, collection: str) -> int:
     rows = client.query(collection, filter="", output_fields=["count(*)"])
     return int(rows[0]["count(*)"])
 
@@ -223,13 +223,13 @@ def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
         yield items[start : start + size]
 
 
-def delete_articles(client, collection: str, pmids: Sequence[str]) -> None:  # noqa: ANN001
+def delete_articles(client, collection: str, pmids: Sequence[str]) -> None:
     for part in _batches(list(pmids), DELETE_BATCH):
         expr = "pmid in [" + ", ".join(string_literal(p) for p in part) + "]"
         client.delete(collection, filter=expr)
 
 
-def delete_chunks(client, collection: str, ids: Sequence[str]) -> None:  # noqa: ANN001
+def delete_chunks(client, collection: str, ids: Sequence[str]) -> None:
     for part in _batches(list(ids), DELETE_BATCH):
         client.delete(collection, ids=list(part))
 
@@ -251,8 +251,8 @@ def _article_groups(articles: Sequence[Article], chunker: TokenChunker,
 
 
 def sync_collection(
-    client,  # noqa: ANN001 - pymilvus.MilvusClient
-    cfg,  # noqa: ANN001
+    client,  # pymilvus.MilvusClient
+    cfg,
     articles: Sequence[Article],
     embedder: Embedder,
     *,
@@ -318,7 +318,7 @@ def sync_collection(
 
 # -- build / update -----------------------------------------------------------------------------
 @contextlib.contextmanager
-def build_lock(cfg) -> Iterator[None]:  # noqa: ANN001
+def build_lock(cfg) -> Iterator[None]:
     """One builder at a time for a milvus-lite database (a server build is not locked here)."""
     if not cfg.retrieval.milvus.is_lite:
         yield
@@ -330,7 +330,7 @@ def build_lock(cfg) -> Iterator[None]:  # noqa: ANN001
 
 
 def build_milvus_index(
-    cfg,  # noqa: ANN001
+    cfg,
     articles: Sequence[Article],
     *,
     reuse: bool = False,
@@ -418,7 +418,7 @@ def build_milvus_index(
 
 
 # -- state, for `index build --if-needed` and `index stats` --------------------------------------
-def current_milvus_manifest(cfg) -> MilvusManifest:  # noqa: ANN001
+def current_milvus_manifest(cfg) -> MilvusManifest:
     """The manifest of a finished collection (IndexMissingError with the command otherwise)."""
     manifest = read_manifest(connect(cfg), cfg)
     if manifest is None:
@@ -428,7 +428,7 @@ def current_milvus_manifest(cfg) -> MilvusManifest:  # noqa: ANN001
     return manifest
 
 
-def milvus_index_state(cfg, checksum: str) -> str:  # noqa: ANN001
+def milvus_index_state(cfg, checksum: str) -> str:
     """'current', 'stale' (corpus or settings changed: update or rebuild) or 'missing'."""
     try:
         manifest = current_milvus_manifest(cfg)
@@ -439,7 +439,7 @@ def milvus_index_state(cfg, checksum: str) -> str:  # noqa: ANN001
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
-def milvus_stats(cfg) -> dict:  # noqa: ANN001
+def milvus_stats(cfg) -> dict:
     """``index stats``: the manifest, where the collection lives, its rows and (lite) disk size."""
     client = connect(cfg)
     manifest = current_milvus_manifest(cfg)
@@ -454,6 +454,6 @@ def milvus_stats(cfg) -> dict:  # noqa: ANN001
     return stats
 
 
-def count_rows_loaded(client, collection: str) -> int:  # noqa: ANN001
+def count_rows_loaded(client, collection: str) -> int:
     client.load_collection(collection)
     return count_rows(client, collection)

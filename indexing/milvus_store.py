@@ -33,8 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Literal
 
-from app.errors import IndexMissingError, UserFacingError
 from indexing.store import Manifest
+from settings.errors import IndexMissingError, UserFacingError
 
 MANIFEST_PROPERTY = "pubmed_assistant.manifest"
 MAX_TEXT = 65_535  # Milvus' VARCHAR limit, in bytes
@@ -75,7 +75,7 @@ def quiet_logs(*loggers: str) -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def connect(cfg):  # noqa: ANN001, ANN201 - Config -> pymilvus.MilvusClient
+def connect(cfg):  # Config -> pymilvus.MilvusClient
     """A client for ``retrieval.milvus.uri``; the token comes from the environment only."""
     try:
         from pymilvus import MilvusClient
@@ -112,11 +112,11 @@ def connect(cfg):  # noqa: ANN001, ANN201 - Config -> pymilvus.MilvusClient
         raise MilvusUnavailableError(f"cannot open Milvus at {uri}: {err}; {hint}") from None
 
 
-def lite_path(cfg) -> Path:  # noqa: ANN001
+def lite_path(cfg) -> Path:
     return cfg.resolve(cfg.retrieval.milvus.uri)
 
 
-def release(cfg) -> None:  # noqa: ANN001
+def release(cfg) -> None:
     """Stop this process' in-process milvus-lite server for the configured path (frees its lock)."""
     if not cfg.retrieval.milvus.is_lite:
         return
@@ -126,7 +126,7 @@ def release(cfg) -> None:  # noqa: ANN001
         server_manager_instance.release_server(str(lite_path(cfg)))
 
 
-def create_collection(client, cfg, dimension: int) -> None:  # noqa: ANN001
+def create_collection(client, cfg, dimension: int) -> None:
     """The schema above, the BM25 function and explicit index parameters."""
     from pymilvus import DataType, Function, FunctionType
 
@@ -178,7 +178,7 @@ def create_collection(client, cfg, dimension: int) -> None:  # noqa: ANN001
     client.create_collection(m.collection, schema=schema, index_params=index)
 
 
-def analyzer_params(cfg) -> dict:  # noqa: ANN001
+def analyzer_params(cfg) -> dict:
     """The standard tokenizer (lower-cased ``\\w+``), with English stop words when cfg asks."""
     m = cfg.retrieval.milvus
     if m.analyzer == "english":
@@ -191,7 +191,7 @@ def analyzer_params(cfg) -> dict:  # noqa: ANN001
     return params
 
 
-def read_manifest(client, cfg) -> MilvusManifest | None:  # noqa: ANN001
+def read_manifest(client, cfg) -> MilvusManifest | None:
     """The collection's manifest, or None when the collection does not exist."""
     name = cfg.retrieval.milvus.collection
     if not client.has_collection(name):
@@ -203,7 +203,7 @@ def read_manifest(client, cfg) -> MilvusManifest | None:  # noqa: ANN001
     return MilvusManifest.model_validate_json(raw)
 
 
-def write_manifest(client, cfg, manifest: MilvusManifest) -> None:  # noqa: ANN001
+def write_manifest(client, cfg, manifest: MilvusManifest) -> None:
     client.alter_collection_properties(
         cfg.retrieval.milvus.collection,
         properties={MANIFEST_PROPERTY: manifest.model_dump_json(exclude={"file_sha256"})},
@@ -219,13 +219,13 @@ def chunk_text(search_text: str, metadata: dict) -> str:
     return search_text
 
 
-def describe_location(cfg) -> str:  # noqa: ANN001
+def describe_location(cfg) -> str:
     m = cfg.retrieval.milvus
     where = str(lite_path(cfg)) if m.is_lite else m.uri
     return f"{where} (collection {m.collection})"
 
 
-def missing_error(cfg, reason: str = "") -> IndexMissingError:  # noqa: ANN001
+def missing_error(cfg, reason: str = "") -> IndexMissingError:
     detail = f": {reason}" if reason else ""
     return IndexMissingError(
         f"no Milvus search index at {describe_location(cfg)}{detail}; {HOW_TO_BUILD}"

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
-from app.errors import IndexMissingError
+from settings.errors import IndexMissingError
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
@@ -71,7 +71,7 @@ class Manifest(BaseModel):
 
 
 @contextlib.contextmanager
-def file_lock(path: Path):  # noqa: ANN201
+def file_lock(path: Path):
     """Hold an exclusive ``flock`` on ``path`` (created if missing) across processes."""
     with open(path, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -99,7 +99,7 @@ class IndexLocation:
         return self.root / f"{self.name}.work"
 
     @contextlib.contextmanager
-    def lock(self):  # noqa: ANN201
+    def lock(self):
         """Serialise builds of this index across processes (two `make run`s, parallel tests)."""
         self.root.mkdir(parents=True, exist_ok=True)
         with file_lock(self.root / f".{self.name}.lock"):
@@ -114,7 +114,7 @@ class IndexLocation:
         return None
 
 
-def location(cfg) -> IndexLocation:  # noqa: ANN001 - app.config.Config
+def location(cfg) -> IndexLocation:  # settings.config.Config
     return IndexLocation(cfg.resolve(cfg.index.dir), cfg.index.name)
 
 
@@ -160,7 +160,7 @@ def _prune(loc: IndexLocation, keep: set) -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
-def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:  # noqa: ANN001
+def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:
     """The current build's folder and manifest, checked against cfg.yaml and its checksums."""
     loc = location(cfg)
     folder = loc.current()
@@ -179,7 +179,7 @@ def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:  # noqa:
     return folder, manifest
 
 
-def check_compatible(manifest: Manifest, cfg) -> None:  # noqa: ANN001
+def check_compatible(manifest: Manifest, cfg) -> None:
     problems = []
     if manifest.format_version != FORMAT_VERSION:
         problems.append(

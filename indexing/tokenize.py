@@ -33,7 +33,7 @@ def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
 
 
 @lru_cache(maxsize=2)
-def tokenizer_for(stopwords: bool):  # noqa: ANN201 - a plain callable for BM25
+def tokenizer_for(stopwords: bool):  # a plain callable for BM25
     return lambda text: tokenize(text, stopwords=stopwords)
 
 

@@ -7,10 +7,10 @@ import argparse
 import json
 import sys
 
-from app.config import Config
 from ingest.corpus import CorpusReport, find_corpus_files, load_corpus
 from ingest.errors import CorpusNotFoundError
 from ingest.fetch import FetchReport, fetch_corpus
+from settings.config import Config
 
 MAX_BAD_SHOWN = 20
 

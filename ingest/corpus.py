@@ -15,12 +15,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from app.config import Config
 from ingest.errors import CorpusError, CorpusNotFoundError, FetchError
 from ingest.models import Article
 from ingest.preprocess import MergeStats, drop_short, merge_records, normalize_article
 from ingest.pubmed_xml import BadRecord, Deletion
 from ingest.sources import file_format, iter_file
+from settings.config import Config
 
 # What a folder entry picks up; anything else (README.md, *.md5, *.part, state files) is ignored.
 CORPUS_SUFFIXES = (".xml", ".xml.gz", ".txt", ".medline")

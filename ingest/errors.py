@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.errors import UserFacingError
+from settings.errors import UserFacingError
 
 
 class CorpusError(UserFacingError):

@@ -29,11 +29,11 @@ from pathlib import Path
 from pydantic import ValidationError
 from tqdm import tqdm
 
-from app.config import Config, FetchConfig
 from ingest.errors import FetchError
 from ingest.eutils import EUtilsClient
 from ingest.models import Article
 from ingest.pubmed_xml import BadRecord, iter_pubmed_xml
+from settings.config import Config, FetchConfig
 
 ESEARCH_MAX = 9999
 STATE_FILE = "fetch_state.json"

@@ -55,7 +55,7 @@ def identity_relevance(score: float) -> float:
 class FaissBM25Backend:
     """FAISS (exact inner product over normalised vectors) + sparse BM25, loaded from disk."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+    def __init__(self, cfg, embedder: Embedder | None = None) -> None:
         folder, self.manifest = open_current(cfg)
         self.embedder = embedder or build_embedder(cfg)
         stored = read_chunks(folder)

@@ -138,7 +138,7 @@ class _Parse:
     text: str
     filters: dict = field(default_factory=dict)
 
-    def take(self, pattern: str, handler, *, year: bool = True) -> None:  # noqa: ANN001
+    def take(self, pattern: str, handler, *, year: bool = True) -> None:
         """Replace what ``pattern`` matches by a space, recording it with ``handler``; a year
         phrase in a data context (see the module docstring) is left in place."""
 

@@ -1,6 +1,6 @@
 """The patched EnsembleRetriever: BM25 + similarity-thresholded FAISS, fused by RRF per PMID.
 
-The patch (the seed team's idea, done right and on both the sync and async paths):
+The patch (on both the sync and async paths):
 - FAISS returns only hits with cosine similarity >= ``score_threshold``;
 - when FAISS has fewer than ``k`` articles above it, BM25 contributes no more articles than FAISS
   did, and when FAISS has none the retriever returns nothing, so off-topic questions are refused
@@ -94,7 +94,7 @@ class HybridRetriever(EnsembleRetriever):
     parse_filters: bool = True
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:  # noqa: ANN001
+    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
         r = cfg.retrieval
         return cls(
             retrievers=[
@@ -142,6 +142,12 @@ class HybridRetriever(EnsembleRetriever):
             ]
         )
         return Retrieval(documents=self.fuse(list(lists), k), filters=filters, query=query)
+
+    def article_chunks(self, pmid: str) -> list[Document]:
+        """Every chunk of one article, in chunk order (from the search backend both halves
+        share; the yes/no verdict reads the last one, where an abstract's conclusion is)."""
+        backend: SearchBackend = self.retrievers[0].backend  # type: ignore[union-attr]
+        return list(backend.article_chunks(pmid) or [])
 
     # -- the EnsembleRetriever hooks (invoke / ainvoke go through these) ------------------------
     def rank_fusion(

@@ -1,4 +1,4 @@
-"""Query keywords by rarity (the seed team's algorithm), an option for the BM25 query.
+"""Query keywords by rarity, an option for the BM25 query.
 
 Words rarer than 5e-6 in general English (wordfreq) are kept: the 3 rarest, plus up to 3 more
 under 3e-6, returned in question order.

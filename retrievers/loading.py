@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from app.errors import UserFacingError
 from retrievers.hybrid import HybridRetriever
+from settings.errors import UserFacingError
 
 BACKENDS = ("faiss", "milvus")
 
 
-def load_backend(cfg):  # noqa: ANN001, ANN201 - Config -> SearchBackend
+def load_backend(cfg):  # Config -> SearchBackend
     if cfg.retrieval.backend == "milvus":
         from retrievers.milvus_backend import MilvusBackend  # optional engine
 
@@ -18,12 +18,12 @@ def load_backend(cfg):  # noqa: ANN001, ANN201 - Config -> SearchBackend
     return FaissBM25Backend(cfg)
 
 
-def load_retriever(cfg, backend=None) -> HybridRetriever:  # noqa: ANN001
+def load_retriever(cfg, backend=None) -> HybridRetriever:
     """The hybrid retriever the chains use (raises IndexMissingError with a how-to)."""
     return HybridRetriever.from_backend(backend or load_backend(cfg), cfg)
 
 
-def parse_backends(text: str | None, cfg) -> list[str]:  # noqa: ANN001
+def parse_backends(text: str | None, cfg) -> list[str]:
     """``--backend faiss,milvus`` -> ["faiss", "milvus"]; empty -> cfg.yaml's backend."""
     if not text:
         return [cfg.retrieval.backend]
@@ -37,7 +37,7 @@ def parse_backends(text: str | None, cfg) -> list[str]:  # noqa: ANN001
     return list(dict.fromkeys(names))
 
 
-def with_backend(cfg, backend: str):  # noqa: ANN001, ANN201 - Config -> Config
+def with_backend(cfg, backend: str):  # Config -> Config
     """A copy of ``cfg`` that searches ``backend``."""
     out = cfg.model_copy(deep=True)
     out.retrieval.backend = backend

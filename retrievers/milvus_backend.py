@@ -39,7 +39,7 @@ _WORD = re.compile(r"\w")
 class MilvusBackend:
     """One Milvus collection built by ``index build`` with ``retrieval.backend: milvus``."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None) -> None:  # noqa: ANN001
+    def __init__(self, cfg, embedder: Embedder | None = None) -> None:
         self.cfg = cfg
         self.collection = cfg.retrieval.milvus.collection
         self.client = connect(cfg)
@@ -136,7 +136,7 @@ class MilvusBackend:
             for row in rows
         ]
 
-    def _search(self, data, field: str, limit: int, filters: Filters, params: dict) -> list:  # noqa: ANN001
+    def _search(self, data, field: str, limit: int, filters: Filters, params: dict) -> list:
         expr = filter_expression(filters)
         try:
             result = self.client.search(

@@ -1,7 +1,7 @@
 """Question filters (:class:`~retrievers.filters.Filters`) as Milvus boolean filter expressions.
 
 The expressions mirror :meth:`Filters.matches` on the FAISS backend exactly, given the scalar
-fields written at build time (:func:`title_key`, :func:`authors_key`):
+fields written at build time (:mod:`indexing.milvus_fields`):
 
 - year: an INT64 field where an unknown year is stored as -1; any year bound also requires
   ``year >= 0``, so an undated article never passes a year filter (as ``None`` fails in Python);
@@ -22,40 +22,16 @@ exactly the FAISS backend's.
 
 from __future__ import annotations
 
-import re
-
+from indexing.milvus_fields import (  # noqa: F401 - re-exported: the build side's encodings
+    AUTHOR_SEP,
+    UNKNOWN_YEAR,
+    authors_key,
+    normalise_name,
+    string_literal,
+    title_key,
+    year_value,
+)
 from retrievers.filters import Filters
-
-UNKNOWN_YEAR = -1
-AUTHOR_SEP = "|"
-_WS = re.compile(r"\s+")
-
-
-def title_key(title: str | None) -> str:
-    """What the ``title_lc`` field stores: the case-folded title."""
-    return (title or "").casefold()
-
-
-def _normalise_name(name: str) -> str:
-    # The separator never occurs inside a stored name, so a pattern cannot span two names.
-    return _WS.sub(" ", name.casefold().replace(AUTHOR_SEP, " ")).strip()
-
-
-def authors_key(authors: list[str] | None) -> str:
-    """What the ``authors_lc`` field stores: ``"| smith j | van der berg p |"`` (or ``""``)."""
-    names = [n for n in (_normalise_name(a) for a in authors or []) if n]
-    if not names:
-        return ""
-    return AUTHOR_SEP + AUTHOR_SEP.join(f" {n} " for n in names) + AUTHOR_SEP
-
-
-def year_value(year: int | None) -> int:
-    return UNKNOWN_YEAR if year is None else int(year)
-
-
-def string_literal(value: str) -> str:
-    """A double-quoted Milvus string literal holding ``value`` verbatim."""
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def like_contains(value: str) -> str:
@@ -75,7 +51,7 @@ def filter_expression(filters: Filters) -> str:
     for word in filters.title_contains:
         clauses.append(f"title_lc like {like_contains(word.casefold())}")
     if filters.author:
-        want = _normalise_name(filters.author)
+        want = normalise_name(filters.author)
         if want:
             clauses.append(f"authors_lc like {like_contains(' ' + want + ' ')}")
     return " and ".join(clauses)

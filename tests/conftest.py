@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from settings.offline import offline_env
+
+offline_env()
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
@@ -68,7 +67,7 @@ def _gold_pmids(name: str, limit: int) -> list[str]:
     return [p for line in lines for p in json.loads(line)["gold_pmids"]]
 
 
-def small_selection(articles) -> list:  # noqa: ANN001
+def small_selection(articles) -> list:
     gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100))
     chosen: dict[str, object] = {}
     adhd = [a for a in articles if ADHD.search(a.title + " " + a.abstract)]
@@ -82,7 +81,7 @@ def small_selection(articles) -> list:  # noqa: ANN001
     return list(chosen.values())
 
 
-def _key(articles, cfg) -> str:  # noqa: ANN001
+def _key(articles, cfg) -> str:
     h = hashlib.sha256()
     h.update(cfg.index.model_dump_json(exclude={"dir", "name"}).encode())
     h.update(cfg.retrieval.bm25.model_dump_json().encode())

@@ -25,6 +25,7 @@ REPO = Path(__file__).resolve().parents[1]
 MILVUS_CODE = [
     "indexing/milvus_index.py",
     "indexing/milvus_store.py",
+    "indexing/milvus_fields.py",
     "retrievers/milvus_filters.py",
 ]
 
@@ -34,7 +35,7 @@ def require_milvus_lite() -> None:
     pytest.importorskip("milvus_lite", reason="milvus-lite is not installed (requirements.txt)")
 
 
-def milvus_cfg(base, uri: str | Path, collection: str = "pubmed_chunks", **milvus):  # noqa: ANN001, ANN201
+def milvus_cfg(base, uri: str | Path, collection: str = "pubmed_chunks", **milvus):
     """``base`` (a Config) searching the milvus-lite database at ``uri``."""
     out = base.model_copy(deep=True)
     out.retrieval.backend = "milvus"
@@ -44,7 +45,7 @@ def milvus_cfg(base, uri: str | Path, collection: str = "pubmed_chunks", **milvu
     return out
 
 
-def _key(small_cfg) -> str:  # noqa: ANN001
+def _key(small_cfg) -> str:
     h = hashlib.sha256(small_cfg.index.name.encode())
     for rel in MILVUS_CODE:
         h.update((REPO / rel).read_bytes())
@@ -62,7 +63,7 @@ def _fixture_lock(db: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def copy_lite_db(cfg, folder: Path):  # noqa: ANN001, ANN201
+def copy_lite_db(cfg, folder: Path):
     """A private copy of cfg's milvus-lite database in ``folder``, and a cfg pointing at it."""
     source = cfg.resolve(cfg.retrieval.milvus.uri)
     target = folder / source.name
@@ -72,7 +73,7 @@ def copy_lite_db(cfg, folder: Path):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture(scope="session")
-def small_milvus_source(small_index_cfg, shared_articles):  # noqa: ANN001, ANN201
+def small_milvus_source(small_index_cfg, shared_articles):
     """The cached milvus-lite index of the small test articles (closed: copy it to use it).
 
     Other engineers' test runs share the cache, and milvus-lite allows one process per
@@ -95,13 +96,13 @@ def small_milvus_source(small_index_cfg, shared_articles):  # noqa: ANN001, ANN2
 
 
 @pytest.fixture(scope="session")
-def small_milvus_cfg(small_milvus_source, tmp_path_factory):  # noqa: ANN001, ANN201
+def small_milvus_cfg(small_milvus_source, tmp_path_factory):
     """A Config searching this session's own copy of the small milvus-lite index."""
     return copy_lite_db(small_milvus_source, tmp_path_factory.mktemp("milvus"))
 
 
 @pytest.fixture(scope="session")
-def small_milvus_backend(small_milvus_cfg):  # noqa: ANN001, ANN201
+def small_milvus_backend(small_milvus_cfg):
     from retrievers.milvus_backend import MilvusBackend
 
     return MilvusBackend(small_milvus_cfg)

@@ -13,9 +13,9 @@ from app.config import Config
 from app.errors import UserFacingError
 from chains.assistant import Assistant
 from chains.budget import fit_prompt
-from chains.fakes import FakeRetriever, make_doc
 from chains.result import DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import answer_messages
+from tests.fake_retriever import FakeRetriever, make_doc
 
 DOCS = [
     make_doc(
@@ -40,11 +40,11 @@ class RecordingLLM(FakeListChatModel):
         self.prompts.append(messages)
         return super()._call(messages, *args, **kwargs)
 
-    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+    def _stream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):
         self.prompts.append(messages)
         yield from super()._stream(messages, *args, **kwargs)
 
-    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):  # noqa: ANN202
+    async def _astream(self, messages: list[BaseMessage], *args: Any, **kwargs: Any):
         self.prompts.append(messages)
         async for chunk in super()._astream(messages, *args, **kwargs):
             yield chunk
@@ -54,14 +54,14 @@ def words(msgs: list[BaseMessage]) -> int:
     return sum(len(str(m.content).split()) for m in msgs)
 
 
-def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):  # noqa: ANN001,ANN202
+def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):
     llm = RecordingLLM(responses=responses, prompts=[])
     retriever = FakeRetriever(list(docs), k=k)
     a = Assistant.from_config(cfg or Config(), retriever=retriever, llm=llm, count_tokens=words)
     return a, llm, retriever
 
 
-def collect(a: Assistant, q: str, mode: str, history=None) -> list:  # noqa: ANN001
+def collect(a: Assistant, q: str, mode: str, history=None) -> list:
     async def go() -> list:
         return [e async for e in a.astream(q, mode=mode, history=history)]
 
@@ -192,7 +192,7 @@ def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
     docs = [make_doc(str(i), f"T{i}", "word " * 50) for i in range(3)]
     hist = [("q1 " * 20, "a1 " * 20), ("q2", "a2")]
 
-    def build(d, h):  # noqa: ANN001,ANN202
+    def build(d, h):
         text = answer_messages("{context}\n{question}", "Q?", d)[0].content
         return [
             type(answer_messages("{context}{question}", "", [])[0])(
@@ -226,3 +226,71 @@ def test_ask_works_inside_a_running_event_loop() -> None:
         return a.ask("What does methylphenidate do in ADHD?", mode="plain").answer
 
     assert asyncio.run(inside()) == "Answer [1]."
+
+
+def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
+    from langchain_core.runnables import Runnable
+
+    subs = "1. amphetamine attention\n2. sleep adolescents"
+    a, _, _ = make(["Are stimulants effective for ADHD in children?", subs, "Answer [1]."])
+    chains = a.chains
+    assert set(chains) == {"plain", "conversational", "multi-query"}
+    assert all(isinstance(c, Runnable) for c in chains.values())
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    a.ask("and in children?", mode="conversational", history=hist)
+    assert a.chains is chains and a.chains["plain"] is chains["plain"]  # not rebuilt per request
+
+    a2, _, _ = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
+    names = asyncio.run(run_names_for(a2, hist))
+    for step in ("conversational", "condense_question", "rewrite_question", "search",
+                 "retrieve", "fit_context", "decide_verdict", "stream_answer", "answer",
+                 "clean_citations"):  # fmt: skip
+        assert step in names, step
+    a3, _, retriever = make([subs, "Answer [1]."], k=1)
+    names = asyncio.run(run_names_for(a3, None, mode="multi-query", q="Methylphenidate ADHD?"))
+    assert {"expand_queries", "generate_queries", "retrieve_sub_queries", "fuse"} <= set(names)
+    assert names.count("retrieve") == 3  # the question and both sub-queries
+    assert len(retriever.calls) == 3
+
+
+async def run_names_for(
+    a: Assistant, history, *, mode: str = "conversational", q: str = "and in children?"
+) -> list[str]:
+    turn = {"mode": mode, "question": q, "history": history or [], "timings": {}}
+    return [
+        e["name"]
+        async for e in a.chains[mode].astream_events(turn, version="v2")
+        if e["event"] == "on_chain_start"
+    ]
+
+
+def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
+    from chains.answer import event_postprocessor
+
+    seen: dict[str, Any] = {"tokens": []}
+
+    async def shout(events):
+        async for event in events:
+            if isinstance(event, PreparedEvent):
+                seen["sources"] = [s.pmid for s in event.sources]
+            elif isinstance(event, TokenEvent):
+                seen["tokens"].append(event.text)
+                event = TokenEvent(text=event.text.upper())
+            elif isinstance(event, DoneEvent):
+                event.result.answer = event.result.answer.upper()
+            yield event
+
+    llm = RecordingLLM(responses=["Methylphenidate works [1] in adults [9]."], prompts=[])
+    a = Assistant.from_config(
+        Config(), retriever=FakeRetriever(list(DOCS)), llm=llm, count_tokens=words,
+        postprocessors=[event_postprocessor(shout, "shout")],
+    )  # fmt: skip
+    events = collect(a, "What does methylphenidate do in ADHD?", "plain")
+    r = events[-1].result
+    assert seen["sources"] == [s.pmid for s in r.sources] and seen["sources"][0] == "11"
+    # it runs after citation cleaning: it sees the cleaned tokens and the cleaned answer
+    assert "".join(seen["tokens"]).startswith("Methylphenidate works [1] in adults")
+    assert "[9]" not in "".join(seen["tokens"])
+    assert r.answer == "METHYLPHENIDATE WORKS [1] IN ADULTS."
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    assert shown == "".join(seen["tokens"]).upper()

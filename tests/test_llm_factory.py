@@ -101,7 +101,15 @@ def test_openai_backend_builds_a_streaming_chat_model(monkeypatch: pytest.Monkey
     model = build_llm(
         LLMConfig(backend="openai", openai_base_url="http://127.0.0.1:9/v1", openai_model="llama3")
     )
-    assert type(model).__name__ == "ChatOpenAI"
+    from langchain_openai import ChatOpenAI
+
+    from chains.capabilities import capabilities
+    from chains.llm import with_max_tokens
+
+    assert isinstance(model, ChatOpenAI)
+    caps = capabilities(model)
+    assert caps.max_tokens_kwarg == "max_tokens" and not caps.scores_likelihoods
+    assert with_max_tokens(model, 7).kwargs == {"max_tokens": 7}  # a RunnableBinding
     assert model.model_name == "llama3" and model.streaming
     assert model.openai_api_key.get_secret_value() == "not-needed"
     count = message_token_counter(model)

@@ -26,7 +26,7 @@ def real_llm() -> LocalHFChatModel:
     return model
 
 
-def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm) -> None:  # noqa: ANN001
+def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm) -> None:
     msgs = [HumanMessage("Name one symptom of ADHD. Answer in a few words.")]
     short = real_llm.bind(max_new_tokens=12)
     pieces = [c.content for c in short.stream(msgs)]
@@ -36,7 +36,7 @@ def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm
     assert short.invoke(msgs).content == text  # temperature 0 = greedy
 
 
-def test_astream_does_not_block_the_event_loop(real_llm) -> None:  # noqa: ANN001
+def test_astream_does_not_block_the_event_loop(real_llm) -> None:
     async def go() -> tuple[str, int]:
         ticks = 0
         stop = asyncio.Event()
@@ -59,19 +59,19 @@ def test_astream_does_not_block_the_event_loop(real_llm) -> None:  # noqa: ANN00
     assert out.strip() and ticks > 3
 
 
-def test_token_counter_uses_the_chat_template(real_llm) -> None:  # noqa: ANN001
+def test_token_counter_uses_the_chat_template(real_llm) -> None:
     msgs = [HumanMessage("What is ADHD?")]
     n = real_llm.get_num_tokens_from_messages(msgs)
     assert n > real_llm.get_num_tokens("What is ADHD?") > 0
 
 
-def test_score_continuations_prefers_the_obvious_answer(real_llm) -> None:  # noqa: ANN001
+def test_score_continuations_prefers_the_obvious_answer(real_llm) -> None:
     msgs = [HumanMessage("Is the sky blue on a clear day? Answer yes or no.")]
     yes, no, nonsense = real_llm.score_continuations(msgs, ["Yes", "No", "Banana"])
     assert yes > nonsense and no > nonsense and yes < 0
 
 
-def test_assistant_prefix_is_continued(real_llm) -> None:  # noqa: ANN001
+def test_assistant_prefix_is_continued(real_llm) -> None:
     msgs = [HumanMessage("Is exercise good for health? Explain in one sentence.")]
     out = real_llm.bind(max_new_tokens=10, assistant_prefix="Yes. ").invoke(msgs).content
     assert out.strip() and not out.startswith("Yes. ")

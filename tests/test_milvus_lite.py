@@ -32,14 +32,14 @@ LACE_PMID = "21645374"
 
 
 @pytest.fixture(scope="module")
-def milvus_retriever(small_milvus_cfg, small_milvus_backend):  # noqa: ANN001, ANN201, F811
+def milvus_retriever(small_milvus_cfg, small_milvus_backend):  # noqa: F811
     from retrievers.loading import load_retriever
 
     return load_retriever(small_milvus_cfg, small_milvus_backend)
 
 
 def test_collection_holds_every_chunk_of_the_faiss_index(
-    small_milvus_cfg, small_retriever  # noqa: ANN001, F811
+    small_milvus_cfg, small_retriever  # noqa: F811
 ) -> None:
     from indexing.commands import stats
 
@@ -53,7 +53,7 @@ def test_collection_holds_every_chunk_of_the_faiss_index(
 
 
 def test_documents_are_the_faiss_backends_documents(
-    small_milvus_backend, small_retriever  # noqa: ANN001, F811
+    small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
     faiss_backend = small_retriever.retrievers[0].backend
     milvus = small_milvus_backend.dense_search(LACE, 10, 0.0, Filters())
@@ -68,7 +68,7 @@ def test_documents_are_the_faiss_backends_documents(
 
 
 def test_article_chunks_are_the_faiss_backends(
-    small_milvus_backend, small_retriever  # noqa: ANN001, F811
+    small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
     faiss_backend = small_retriever.retrievers[0].backend
     pmid = max({d.metadata["pmid"] for d in faiss_backend.docs},
@@ -81,7 +81,7 @@ def test_article_chunks_are_the_faiss_backends(
 
 
 def test_dense_score_is_the_cosine_and_the_threshold_cuts_on_it(
-    small_milvus_backend,  # noqa: ANN001, F811
+    small_milvus_backend,  # noqa: F811
 ) -> None:
     backend = small_milvus_backend
     docs = backend.dense_search(LACE, 20, 0.0, Filters())
@@ -96,7 +96,7 @@ def test_dense_score_is_the_cosine_and_the_threshold_cuts_on_it(
 
 
 def test_gold_article_ranks_first_on_both_backends(
-    milvus_retriever, small_retriever, small_milvus_backend  # noqa: ANN001, F811
+    milvus_retriever, small_retriever, small_milvus_backend  # noqa: F811
 ) -> None:
     for retriever in (milvus_retriever, small_retriever):
         docs = retriever.retrieve(LACE).documents
@@ -109,7 +109,7 @@ def test_gold_article_ranks_first_on_both_backends(
 
 
 def test_result_metadata_matches_the_faiss_backends(
-    milvus_retriever, small_retriever  # noqa: ANN001, F811
+    milvus_retriever, small_retriever  # noqa: F811
 ) -> None:
     milvus = milvus_retriever.retrieve(LACE).documents
     faiss = small_retriever.retrieve(LACE).documents
@@ -131,7 +131,7 @@ def test_result_metadata_matches_the_faiss_backends(
     ids=lambda f: f.describe(),
 )
 def test_filters_select_what_faiss_selects(
-    filters: Filters, small_milvus_backend, small_retriever  # noqa: ANN001, F811
+    filters: Filters, small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
     faiss_backend = small_retriever.retrievers[0].backend
     question = "Is childhood intelligence associated with adult health?"
@@ -148,7 +148,7 @@ def test_filters_select_what_faiss_selects(
 
 
 def test_author_filter_from_the_question(
-    milvus_retriever, small_milvus_backend  # noqa: ANN001, F811
+    milvus_retriever, small_milvus_backend  # noqa: F811
 ) -> None:
     hits = small_milvus_backend.dense_search("childhood intelligence", 20, 0.0, Filters())
     doc = next(d for d in hits if d.metadata["authors"] and d.metadata["authors"][0][0].isupper())
@@ -160,7 +160,7 @@ def test_author_filter_from_the_question(
     assert all(result.filters.matches(d.metadata) for d in result.documents)
 
 
-def test_sync_and_async_retrieval_agree(milvus_retriever) -> None:  # noqa: ANN001
+def test_sync_and_async_retrieval_agree(milvus_retriever) -> None:
     question = "Is childhood intelligence associated with adult mortality published after 2015?"
     sync = milvus_retriever.retrieve(question)
     async_ = asyncio.run(milvus_retriever.aretrieve(question))
@@ -168,11 +168,11 @@ def test_sync_and_async_retrieval_agree(milvus_retriever) -> None:  # noqa: ANN0
     assert sync.filters == async_.filters and sync.filters.year_min == 2016
 
 
-def test_off_topic_question_finds_nothing(milvus_retriever) -> None:  # noqa: ANN001
+def test_off_topic_question_finds_nothing(milvus_retriever) -> None:
     assert milvus_retriever.retrieve("Who won the 2014 football World Cup?").empty
 
 
-def test_missing_collection_says_how_to_build(small_milvus_cfg) -> None:  # noqa: ANN001, F811
+def test_missing_collection_says_how_to_build(small_milvus_cfg) -> None:  # noqa: F811
     from retrievers.milvus_backend import MilvusBackend
 
     cfg = milvus_cfg(small_milvus_cfg, Path(small_milvus_cfg.retrieval.milvus.uri), "absent")
@@ -180,7 +180,7 @@ def test_missing_collection_says_how_to_build(small_milvus_cfg) -> None:  # noqa
         MilvusBackend(cfg)
 
 
-def test_other_chunking_than_the_collection_is_refused(small_milvus_cfg) -> None:  # noqa: ANN001, F811
+def test_other_chunking_than_the_collection_is_refused(small_milvus_cfg) -> None:  # noqa: F811
     from retrievers.milvus_backend import MilvusBackend
 
     cfg = small_milvus_cfg.model_copy(deep=True)
@@ -190,7 +190,7 @@ def test_other_chunking_than_the_collection_is_refused(small_milvus_cfg) -> None
 
 
 def test_interrupted_build_resumes_and_update_upserts_deletes_and_appends(
-    small_milvus_cfg, shared_articles  # noqa: ANN001, F811
+    small_milvus_cfg, shared_articles  # noqa: F811
 ) -> None:
     from indexing.milvus_index import build_milvus_index, scan_present
     from indexing.milvus_store import connect
@@ -248,7 +248,7 @@ def test_interrupted_build_resumes_and_update_upserts_deletes_and_appends(
     client.drop_collection("sync_test")
 
 
-def _capture(fn) -> str:  # noqa: ANN001
+def _capture(fn) -> str:
     import contextlib
     import io
 
@@ -259,7 +259,7 @@ def _capture(fn) -> str:  # noqa: ANN001
 
 
 def test_eval_compares_both_backends_and_bench_times_milvus(
-    small_milvus_cfg, capsys: pytest.CaptureFixture  # noqa: ANN001, F811
+    small_milvus_cfg, capsys: pytest.CaptureFixture  # noqa: F811
 ) -> None:
     from bench import retrieval as bench_retrieval
     from eval import retrieval as eval_retrieval

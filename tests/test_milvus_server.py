@@ -22,7 +22,7 @@ MILVUS_URI = os.environ.get("MILVUS_URI", "")
 
 
 @pytest.fixture(scope="module")
-def server_cfg(small_index_cfg, shared_articles):  # noqa: ANN001, ANN201
+def server_cfg(small_index_cfg, shared_articles):
     if not MILVUS_URI:
         pytest.skip("MILVUS_URI is not set: no Milvus server to test against")
     require_milvus_lite()  # pymilvus, in fact; the same requirement line installs both
@@ -38,7 +38,7 @@ def server_cfg(small_index_cfg, shared_articles):  # noqa: ANN001, ANN201
     connect(cfg).drop_collection(collection)
 
 
-def test_search_update_and_filters_on_a_server(server_cfg) -> None:  # noqa: ANN001
+def test_search_update_and_filters_on_a_server(server_cfg) -> None:
     from indexing.milvus_index import build_milvus_index
     from retrievers.milvus_backend import MilvusBackend
 

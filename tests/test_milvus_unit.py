@@ -177,7 +177,7 @@ def test_an_article_is_complete_only_with_every_chunk_of_the_same_content() -> N
 
 
 # -- settings, config ---------------------------------------------------------------------------
-def _cfg(**milvus):  # noqa: ANN202
+def _cfg(**milvus):
     return config_from_dict({"retrieval": {"backend": "milvus", "milvus": milvus}})
 
 

@@ -15,7 +15,7 @@ from eval.retrieval import evaluate_retrieval, read_questions
 from tests.conftest import EVAL_DIR, REPO
 
 
-def test_a_dense_score_of_s_means_cosine_s(small_retriever) -> None:  # noqa: ANN001
+def test_a_dense_score_of_s_means_cosine_s(small_retriever) -> None:
     backend = small_retriever.retrievers[1].backend
     query = "working memory training in children"
     from retrievers.filters import Filters
@@ -31,7 +31,7 @@ def test_a_dense_score_of_s_means_cosine_s(small_retriever) -> None:  # noqa: AN
     assert hits[0].metadata["score"] > 0.3
 
 
-def test_off_topic_questions_retrieve_nothing(small_retriever) -> None:  # noqa: ANN001
+def test_off_topic_questions_retrieve_nothing(small_retriever) -> None:
     for question in [
         "Who won the 2014 football World Cup?",
         "Who directed the movie Titanic and when was it released?",
@@ -39,7 +39,7 @@ def test_off_topic_questions_retrieve_nothing(small_retriever) -> None:  # noqa:
         assert small_retriever.retrieve(question).empty, question
 
 
-def test_year_filter_applies_inside_both_retrievers_and_still_fills_k(small_retriever) -> None:  # noqa: ANN001
+def test_year_filter_applies_inside_both_retrievers_and_still_fills_k(small_retriever) -> None:
     out = small_retriever.retrieve("intelligence and memory in children after 2019", k=3)
     assert out.filters.as_dict() == {"year_min": 2020}
     assert len(out.documents) == 3
@@ -48,7 +48,7 @@ def test_year_filter_applies_inside_both_retrievers_and_still_fills_k(small_retr
         assert all(d.metadata["year"] >= 2020 for d in r.bound(out.filters).invoke(out.query))
 
 
-def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, small_retriever) -> None:  # noqa: ANN001, E501
+def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, small_retriever) -> None:  # noqa: E501
     path = EVAL_DIR / "llm_questions_dev.jsonl"
     if not path.is_file():
         pytest.skip(f"{path} not found")
@@ -63,7 +63,7 @@ def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, sm
     assert hybrid["mrr"] >= max(bm25["mrr"], dense["mrr"]) - 0.02
 
 
-def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path) -> None:  # noqa: ANN001
+def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path) -> None:
     path = EVAL_DIR / "pubmedqa_pqal.jsonl"
     if not path.is_file():
         pytest.skip(f"{path} not found")
@@ -112,7 +112,7 @@ def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path)
     assert result["hybrid"]["hit@1"] >= 0.9  # PubMedQA questions restate their titles
 
 
-def test_article_chunks_returns_every_chunk_of_one_article_in_order(small_retriever) -> None:  # noqa: ANN001
+def test_article_chunks_returns_every_chunk_of_one_article_in_order(small_retriever) -> None:
     backend = small_retriever.retrievers[0].backend
     counts: dict[str, int] = {}
     for doc in backend.docs:

@@ -44,11 +44,11 @@ class FakeBackend:
     size = 100
     manifest = None
 
-    def bm25_search(self, query, k, filters):  # noqa: ANN001, ANN201
+    def bm25_search(self, query, k, filters):
         self.seen_filters.append(filters)
         return [d for d in self.bm25 if filters.matches(d.metadata)][:k]
 
-    def dense_search(self, query, k, threshold, filters):  # noqa: ANN001, ANN201
+    def dense_search(self, query, k, threshold, filters):
         self.seen_filters.append(filters)
         return [
             d
@@ -57,7 +57,7 @@ class FakeBackend:
         ][:k]
 
 
-def make(bm25, dense, **retrieval):  # noqa: ANN001, ANN201
+def make(bm25, dense, **retrieval):
     cfg = load_config(overrides={"retrieval": {"k": 5, "topk_rrf": 3, **retrieval}})
     backend = FakeBackend(bm25, dense)
     return HybridRetriever.from_backend(backend, cfg), backend
@@ -201,7 +201,7 @@ def test_phrase_scores_equal_rank_bm25_over_word_pairs() -> None:
         )
 
 
-def test_phrase_weight_lifts_the_exact_phrase_and_round_trips(tmp_path) -> None:  # noqa: ANN001
+def test_phrase_weight_lifts_the_exact_phrase_and_round_trips(tmp_path) -> None:
     question = "Did children without cranial radiation therapy show impairment?"
     words_only = BM25Index.build(PHRASE_TEXTS, stopwords=False)
     with_phrases = BM25Index.build(PHRASE_TEXTS, stopwords=False, phrases=True)

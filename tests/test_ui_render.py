@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
 from app.errors import IndexMissingError, ModelLoadError, UserFacingError
-from app.ui import (
+from app.offline_html import strip_external_tags
+from app.render import (
     escape_answer,
     escape_markdown,
     friendly_error,
@@ -16,7 +18,6 @@ from app.ui import (
     search_summary,
     source_line,
     sources_block,
-    strip_external_tags,
 )
 from chains.result import PreparedEvent, Source
 from tests.browser.fakes import XSS_TITLE, fake_sources
@@ -140,3 +141,24 @@ def test_strip_external_tags_removes_cdn_and_font_links_only() -> None:
     assert "googleapis" not in out and "gstatic" not in out and "jsdelivr" not in out
     assert "evil.example" not in out
     assert 'src="/assets/index.js"' in out and 'href="/assets/index.css"' in out
+
+
+def test_importing_the_chat_patches_and_constructs_nothing() -> None:
+    """Chainlit's page template is wrapped by the startup handler, not by ``import app.ui``, and
+    the backend is made on first use (a fresh interpreter: other tests may have run startup)."""
+    import subprocess
+    import sys
+
+    code = (
+        "import chainlit.server as s; before = s.get_html_template\n"
+        "import app.ui as ui\n"
+        "assert s.get_html_template is before, 'patched at import'\n"
+        "assert ui.BACKEND is None, 'backend constructed at import'\n"
+        "from app.offline_html import install_offline_html\n"
+        "install_offline_html(); install_offline_html()\n"
+        "assert s.get_html_template is not before and s.get_html_template._offline\n"
+        "assert ui.backend() is ui.backend() is ui.BACKEND\n"
+    )
+    root = Path(__file__).resolve().parents[1]
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr[-2000:]

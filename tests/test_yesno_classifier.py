@@ -5,33 +5,33 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Any
+from typing import ClassVar
 
 import pytest
 from langchain_core.documents import Document
 
+from chains.capabilities import Capabilities
 from chains.verdict import (
-    EVIDENCE_TEMPLATE,
-    ArticleTails,
-    classify_verdict,
-    evidence_messages,
-    load_evidence_template,
-    verdict_evidence,
-    verdict_features,
-)
-from chains.yesno import (
     CLASSIFIER_FEATURES,
+    EVIDENCE_TEMPLATE,
     LLM_FEATURES,
     VERDICTS,
+    ArticleTails,
     Calibration,
     Evidence,
     VerdictClassifier,
+    classify_verdict,
     conclusion_sentences,
     cue_features,
+    evidence_messages,
     fit_classifier,
+    load_evidence_template,
     save_calibration,
     select_evidence,
+    verdict_evidence,
+    verdict_features,
 )
+from settings.config import Config
 
 ABSTRACT = (
     "BACKGROUND: Statins lower cholesterol. We asked whether they prevent migraine. "
@@ -147,18 +147,17 @@ class _Backend:
         return [d for d in self.docs if d.metadata["pmid"] == pmid]
 
 
-class _Retriever:
-    def __init__(self, backend: Any) -> None:
-        self.retrievers = [type("R", (), {"backend": backend})()]
-
-
 def _chunk(pmid: str, idx: int, text: str) -> Document:
     return Document(page_content=text, metadata={"pmid": pmid, "chunk_index": idx})
 
 
-def test_article_tails_come_from_the_backends_article_chunks() -> None:
+def test_article_tails_ask_the_retrievers_article_chunks() -> None:
+    from retrievers.hybrid import HybridRetriever
+
     docs = [_chunk("1", 0, "first"), _chunk("1", 2, "last"), _chunk("1", 1, "mid")]
-    tails = ArticleTails(_Retriever(_Backend(docs)))  # found through the ensemble's retrievers
+    retriever = HybridRetriever.from_backend(_Backend(docs), Config())  # type: ignore[arg-type]
+    assert [d.page_content for d in retriever.article_chunks("1")] == ["first", "last", "mid"]
+    tails = ArticleTails(retriever)
     assert tails(_chunk("1", 0, "first")) == "last"
     assert tails(_chunk("9", 0, "other")) is None
 
@@ -166,7 +165,7 @@ def test_article_tails_come_from_the_backends_article_chunks() -> None:
         def article_chunks(self, pmid: str) -> list[Document]:
             return [_chunk(pmid, 1, "tail"), _chunk(pmid, 0, "head")] if pmid == "5" else []
 
-    tails = ArticleTails(type("Ret", (), {"backend": WithMethod()})())
+    tails = ArticleTails(WithMethod())
     assert tails(_chunk("5", 0, "head")) == "tail" and tails(_chunk("6", 0, "x")) is None
     assert ArticleTails(object())(_chunk("1", 0, "x")) is None
 
@@ -183,10 +182,12 @@ def test_verdict_evidence_prefers_the_article_tail() -> None:
 class _ScoringLLM:
     """Stands in for LocalHFChatModel.score_continuations: "no" is likely after "no significant"."""
 
+    capabilities = Capabilities(scores_likelihoods=True)
+
     def __init__(self) -> None:
         self.prompts: list[str] = []
 
-    def score_continuations(self, messages, continuations, prefix=""):  # noqa: ANN001, ANN201
+    def score_continuations(self, messages, continuations, prefix=""):
         text = str(messages[0].content)
         self.prompts.append(text)
         no = "no significant" in text
@@ -241,10 +242,12 @@ def test_assistant_uses_the_classifier_verdict() -> None:
 
     from app.config import Config
     from chains.assistant import Assistant
-    from chains.fakes import FakeRetriever, make_doc
+    from tests.fake_retriever import FakeRetriever, make_doc
 
     class ScoringFake(FakeListChatModel):
-        def score_continuations(self, messages, continuations, prefix=""):  # noqa: ANN001, ANN201
+        capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
+
+        def score_continuations(self, messages, continuations, prefix=""):
             return _ScoringLLM().score_continuations(messages, continuations, prefix)
 
     docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]

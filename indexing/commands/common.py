@@ -6,8 +6,8 @@ import argparse
 import json
 import time
 
-from app.errors import UserFacingError
 from indexing.store import IndexMissingError, open_current
+from settings.errors import UserFacingError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def index_state(cfg, checksum: str) -> str:  # noqa: ANN001
+def index_state(cfg, checksum: str) -> str:
     """'current', 'stale' (corpus changed; settings match) or 'missing' (absent or incompatible)."""
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import milvus_index_state
@@ -33,7 +33,7 @@ def index_state(cfg, checksum: str) -> str:  # noqa: ANN001
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
-def current_manifest(cfg):  # noqa: ANN001, ANN201 - the manifest of the configured backend
+def current_manifest(cfg):  # the manifest of the configured backend
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import current_milvus_manifest
 
@@ -41,7 +41,7 @@ def current_manifest(cfg):  # noqa: ANN001, ANN201 - the manifest of the configu
     return open_current(cfg, verify=False)[1]
 
 
-def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa: ANN001
+def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
     from ingest.corpus import ensure_corpus, load_corpus
 
     extra: dict = {}
@@ -105,7 +105,7 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa:
     return 0
 
 
-def _print(args: argparse.Namespace, manifest, message: str) -> None:  # noqa: ANN001
+def _print(args: argparse.Namespace, manifest, message: str) -> None:
     if args.json:
         print(json.dumps(manifest.stats(), indent=2))
     else:

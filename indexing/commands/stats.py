@@ -12,7 +12,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import milvus_stats
 

@@ -20,5 +20,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+def run(cfg, args: argparse.Namespace) -> int:
     return run_indexing(cfg, args, reuse=True)

@@ -24,6 +24,7 @@ import pytest
 import yaml
 
 from app.config import Config
+from settings.offline import OFFLINE_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
@@ -97,8 +98,7 @@ class Server:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
-        full_env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                    "PYTHONUNBUFFERED": "1", **(env or {})}
+        full_env = {**os.environ, **OFFLINE_ENV, "PYTHONUNBUFFERED": "1", **(env or {})}
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, *args], cwd=REPO_ROOT, env=full_env, stdout=self._log,

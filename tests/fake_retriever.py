@@ -1,4 +1,4 @@
-"""In-memory stand-ins for the retriever, for unit tests and UI development without an index.
+"""An in-memory stand-in for the retriever, for unit tests without an index.
 
 ``FakeRetriever`` follows the ``retrievers`` contract (``retrieve``/``aretrieve`` returning an
 object with ``documents``, ``filters``, ``query``, ``empty``) with plain word-overlap scoring.

@@ -1,32 +1,26 @@
-"""The yes/no/maybe verdict: JSON generation parsed robustly, calibrated option scoring, or (the
-default once fitted) a small classifier over the top article's conclusion: evidence cues plus the
-tiny model's "channel" scores, log P(conclusion | "Yes." / "No." / "Maybe.")."""
+"""Deciding per question: option log-probs after the yes/no prompt (``score``), the model's JSON
+(``json``), or the classifier over the evidence's cues and the model's channel scores
+(``classifier``). The model's batching lives in the chat-model class (``score_after_prefixes``)."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import BaseMessage
+from langchain_core.messages import BaseMessage, HumanMessage
 
+from chains.capabilities import LikelihoodScorer, as_scorer
+from chains.prompts import render
 from chains.steps import answer_messages
-from chains.yesno import (
-    CHANNEL_FEATURES,
-    LLM_FEATURES,
-    VERDICTS,
-    Calibration,
-    Evidence,
-    Verdict,
-    cue_features,
-    parse_verdict_json,
-    select_evidence,
-)
+from chains.verdict.calibration import Calibration
+from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES, cue_features
+from chains.verdict.evidence import Evidence, verdict_evidence
+from chains.verdict.labels import VERDICTS, Verdict, parse_verdict_json
 
 # The answer slot of the JSON the yes/no prompt asks for; the options are scored right after it.
 SCORE_PREFIX = '{"draft": "", "answer": "'
@@ -48,18 +42,6 @@ class VerdictOutcome:
     evidence: str = ""  # the sentences the classifier read
 
 
-def can_score(llm: BaseChatModel) -> bool:
-    """Only local models expose option log-probabilities."""
-    return callable(getattr(llm, "score_continuations", None))
-
-
-def can_continue(llm: BaseChatModel) -> bool:
-    """Local models can continue an assistant turn that is already begun (``assistant_prefix``)."""
-    from chains.hf_chat import LocalHFChatModel
-
-    return isinstance(llm, LocalHFChatModel)
-
-
 def yes_no_messages(
     template: str, question: str, documents: Sequence[Document], max_words: int | None = 160
 ) -> list[BaseMessage]:
@@ -67,11 +49,11 @@ def yes_no_messages(
 
 
 def option_logprobs(
-    llm: BaseChatModel, messages: Sequence[BaseMessage], prefix: str = SCORE_PREFIX
+    llm: LikelihoodScorer, messages: Sequence[BaseMessage], prefix: str = SCORE_PREFIX
 ) -> dict[str, float]:
     """log P(option | prompt, prefix) for yes/no/maybe, summed over spellings."""
     flat = [(v, s) for v in VERDICTS for s in OPTION_SPELLINGS[v]]
-    scores = llm.score_continuations(messages, [s for _, s in flat], prefix=prefix)  # type: ignore[attr-defined]
+    scores = llm.score_continuations(messages, [s for _, s in flat], prefix=prefix)
     out: dict[str, float] = {}
     for v in VERDICTS:
         vals = [sc for (vv, _), sc in zip(flat, scores, strict=True) if vv == v]
@@ -81,7 +63,7 @@ def option_logprobs(
 
 
 def score_verdict(
-    llm: BaseChatModel,
+    llm: LikelihoodScorer,
     template: str,
     question: str,
     documents: Sequence[Document],
@@ -114,18 +96,18 @@ def generate_verdict(
     parsed = parse_verdict_json(raw)
     if parsed.verdict is not None:
         return VerdictOutcome(parsed.verdict, {}, raw, parsed.draft, invalid=not parsed.valid_json)
-    if can_score(llm):
+    scorer = as_scorer(llm)
+    if scorer is not None:
         out = score_verdict(
-            llm, template, question, documents, calibration, draft=parsed.draft, max_words=max_words
-        )
+            scorer, template, question, documents, calibration,
+            draft=parsed.draft, max_words=max_words,
+        )  # fmt: skip
         out.raw, out.invalid = raw, True
         return out
     return VerdictOutcome(None, {}, raw, parsed.draft, invalid=True)
 
 
 def _json_str(text: str) -> str:
-    import json
-
     return json.dumps(text[:400])
 
 
@@ -164,61 +146,7 @@ def load_evidence_template(yes_no_prompt: Path) -> str:
     )
 
 
-class ArticleTails:
-    """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
-    each article's best-matching chunk, which holds the conclusion only about half the time.
-
-    Uses the search backend's ``article_chunks(pmid)``; a backend without it (a test double)
-    leaves the retrieved chunk as it is."""
-
-    def __init__(self, retriever: Any) -> None:
-        self._backend = _find_backend(retriever)
-
-    def __call__(self, doc: Document) -> str | None:
-        pmid = str(doc.metadata.get("pmid") or "")
-        if not pmid or self._backend is None:
-            return None
-        by_pmid = getattr(self._backend, "article_chunks", None)
-        if not callable(by_pmid):
-            return None
-        chunks = list(by_pmid(pmid) or [])
-        if not chunks:
-            return None
-        last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
-        return last.page_content
-
-
-def _find_backend(retriever: Any) -> Any:
-    backend = getattr(retriever, "backend", None)
-    if backend is not None:
-        return backend
-    for r in getattr(retriever, "retrievers", None) or []:
-        backend = getattr(r, "backend", None)
-        if backend is not None:
-            return backend
-    return None
-
-
-def verdict_evidence(
-    question: str,
-    documents: Sequence[Document],
-    article_tail: Callable[[Document], str | None] | None = None,
-    max_words: int = 90,
-) -> Evidence:
-    """The few sentences the verdict is taken from: the top document's (article's) conclusion and
-    its sentence closest to the question."""
-    if not documents:
-        return Evidence("", "")
-    top = documents[0]
-    text = (article_tail(top) if article_tail else None) or top.page_content
-    return select_evidence(question, text, max_words)
-
-
 def evidence_messages(template: str, question: str, evidence: str) -> list[BaseMessage]:
-    from langchain_core.messages import HumanMessage
-
-    from chains.prompts import render
-
     mark = "\x00evidence\x00"  # render() fills {question}; {evidence} is filled here
     text = render(template.replace("{evidence}", mark), question=question)
     return [HumanMessage(text.replace(mark, evidence or "(no sources)"))]
@@ -240,14 +168,14 @@ def verdict_features(
     log P(conclusion | "Yes.") and ``ch_maybe`` (see :func:`channel_logprobs`)."""
     features = cue_features(question, evidence.conclusion)
     logprobs: dict[str, float] = {}
-    scorable = llm is not None and can_score(llm)
-    if with_llm and scorable:
+    scorer = as_scorer(llm)
+    if with_llm and scorer is not None:
         msgs = evidence_messages(template, question, evidence.text)
-        logprobs = option_logprobs(llm, msgs, prefix="")  # type: ignore[arg-type]
+        logprobs = option_logprobs(scorer, msgs, prefix="")
         features["lp_no"] = logprobs["no"] - logprobs["yes"]
         features["lp_maybe"] = logprobs["maybe"] - logprobs["yes"]
-    if with_channel and scorable:
-        ch = channel_logprobs(llm, question, evidence.conclusion, channel_template)  # type: ignore[arg-type]
+    if with_channel and scorer is not None:
+        ch = channel_logprobs(scorer, question, evidence.conclusion, channel_template)
         features["ch_no"] = ch["no"] - ch["yes"]
         features["ch_maybe"] = ch["maybe"] - ch["yes"]
     return features, logprobs
@@ -291,50 +219,18 @@ def load_channel_template(yes_no_prompt: Path) -> str:
 
 
 def channel_logprobs(
-    llm: BaseChatModel,
+    llm: LikelihoodScorer,
     question: str,
     evidence: str,
     template: str = CHANNEL_TEMPLATE,
     max_tokens: int | None = 48,
 ) -> dict[str, float]:
     """log P(evidence | question, "<Option>. Conclusion:") for each option, over the evidence's
-    first ``max_tokens`` tokens: one batched forward pass on a local transformers model, else
-    three ``score_continuations`` calls."""
-    from langchain_core.messages import HumanMessage
-
-    from chains.prompts import render
-
+    first ``max_tokens`` tokens (the model batches the three prefixes where it can)."""
     messages = [HumanMessage(render(template, question=question))]
     continuation = " " + (evidence or "(no sources)")
     prefixes = {v: CHANNEL_PREFIX.format(Option=v.capitalize()) for v in VERDICTS}
-    model = getattr(llm, "model", None)
-    tokenizer = getattr(llm, "tokenizer", None)
-    if model is None or tokenizer is None or not callable(getattr(llm, "encode_messages", None)):
-        if max_tokens is not None:  # about 1.3 tokens a word
-            continuation = " ".join(continuation.split()[: max(1, int(max_tokens / 1.3))])
-        return {
-            v: llm.score_continuations(messages, [continuation], prefix=p)[0]  # type: ignore[attr-defined]
-            for v, p in prefixes.items()
-        }
-    import torch
-
-    prompt = llm.encode_messages(messages)  # type: ignore[attr-defined]
-    cont = tokenizer(continuation, add_special_tokens=False)["input_ids"][:max_tokens]
-    seqs = [prompt + tokenizer(p, add_special_tokens=False)["input_ids"] for p in prefixes.values()]
-    starts = [len(s) for s in seqs]
-    seqs = [s + cont for s in seqs]
-    width = max(len(s) for s in seqs)
-    pad = tokenizer.pad_token_id or tokenizer.eos_token_id or 0
-    device = getattr(model, "device", "cpu")
-    ids = torch.tensor([s + [pad] * (width - len(s)) for s in seqs], device=device)
-    mask = torch.tensor([[1] * len(s) + [0] * (width - len(s)) for s in seqs], device=device)
-    lock = getattr(llm, "_lock", None)
-    with lock if lock is not None else nullcontext(), torch.inference_mode():
-        logits = model(input_ids=ids, attention_mask=mask).logits.float()
-    logp = torch.log_softmax(logits, dim=-1)
-    out: dict[str, float] = {}
-    for row, (v, start) in enumerate(zip(prefixes, starts, strict=True)):
-        targets = torch.tensor(cont, device=device)
-        positions = torch.arange(start - 1, start - 1 + len(cont), device=device)
-        out[v] = float(logp[row, positions, targets].sum())
-    return out
+    scores = llm.score_after_prefixes(
+        messages, list(prefixes.values()), continuation, max_tokens=max_tokens
+    )
+    return dict(zip(prefixes, scores, strict=True))

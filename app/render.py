@@ -1,0 +1,153 @@
+"""What the chat shows, as markdown: every piece of abstract or user text is escaped before it
+reaches Chainlit's renderer, so a title such as ``<img src=x onerror=alert(1)>`` shows as text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from urllib.parse import quote
+
+from chains.result import PreparedEvent, Source
+from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
+
+PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+MODE_LABELS = {
+    "plain": "Plain",
+    "conversational": "Conversational (follow-up questions)",
+    "multi-query": "Multi-query (several searches)",
+}
+QUEUED_TEXT = "Queued: waiting for another answer to finish…"
+LOADING_TEXT = "Loading the language model and the search index (first question only)…"
+STARTER_QUESTIONS = (
+    "Is childhood intelligence associated with health in later life?",
+    "Does working memory training improve fluid intelligence?",
+    "How is emotional intelligence related to burnout in nurses?",
+    "Is intelligence associated with a lower risk of dementia?",
+)
+HISTORY_LIMIT = 20
+
+_ALL_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character
+# In the answer: block raw HTML/entities, images, inline links, code spans and emphasis, but keep
+# "[n]" citation markers intact so Chainlit links them to the source passages.
+_ANSWER_PUNCT = re.compile(r"([\\`*_<>&!()~|#$])")
+_INVISIBLE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def escape_markdown(text: str) -> str:
+    """Text that Chainlit's markdown renderer shows literally (one line: newlines become spaces).
+
+    CommonMark renders a backslash-escaped ASCII punctuation character as itself, so escaping all
+    of them leaves no markup, link, image or HTML tag in the text. Zero-width characters are
+    dropped (Chainlit uses U+200B as its streaming-cursor marker).
+    """
+    return _escape_inline(text).strip()
+
+
+def _escape_inline(text: str) -> str:
+    """escape_markdown without trimming (for pieces of a longer line)."""
+    text = re.sub(r"\s+", " ", _INVISIBLE.sub("", text or ""))
+    return _ALL_PUNCT.sub(r"\\\1", text)
+
+
+def escape_paragraphs(text: str) -> str:
+    """Like :func:`escape_markdown` but keeps line breaks as paragraph breaks."""
+    lines = (escape_markdown(line) for line in (text or "").splitlines())
+    return "\n\n".join(line for line in lines if line)
+
+
+def escape_answer(text: str) -> str:
+    """An answer piece from the LLM, made inert but with its ``[n]`` markers left linkable.
+
+    Works on any split of the text (each character is escaped on its own), so streamed tokens can
+    be escaped one by one.
+    """
+    return _ANSWER_PUNCT.sub(r"\\\1", _INVISIBLE.sub("", text or ""))
+
+
+def pubmed_url(pmid: str) -> str:
+    return PUBMED_URL.format(pmid=quote(str(pmid).strip(), safe=""))
+
+
+def source_label(source: Source) -> str:
+    """The element name of a source's passage; the same text as its inline marker in the answer."""
+    return f"[{source.n}]"
+
+
+def source_line(source: Source) -> str:
+    """A list item: ``[n] [Title](pubmed) — First et al. · Journal · Year · confidence: high``."""
+    title = escape_markdown(source.title) or f"PMID {escape_markdown(source.pmid)}"
+    details = [
+        escape_markdown(source.first_author_et_al),
+        escape_markdown(source.journal),
+        str(source.year) if source.year else "",
+        f"confidence: {source.confidence_label}",
+    ]
+    tail = " · ".join(d for d in details if d)
+    return f"- {source_label(source)} [{title}]({pubmed_url(source.pmid)}) — {tail}"
+
+
+def sources_block(sources: Iterable[Source], mode: str) -> str:
+    """The part under an answer: its numbered sources, then the mode it was answered in."""
+    lines = [source_line(s) for s in sorted(sources, key=lambda s: s.n)]
+    parts = ["**Sources**\n\n" + "\n".join(lines)] if lines else []
+    parts.append(f"*Mode: {escape_markdown(mode)}*")
+    return "\n\n".join(parts)
+
+
+def passage_markdown(source: Source) -> str:
+    """The side panel of one source: title, authors, journal, year, link, and the passage."""
+    authors = ", ".join(source.authors[:6]) + (" et al." if len(source.authors) > 6 else "")
+    meta = " · ".join(
+        x for x in (escape_markdown(authors), escape_markdown(source.journal),
+                    str(source.year) if source.year else "") if x
+    )
+    title = escape_markdown(source.title) or "PMID " + escape_markdown(source.pmid)
+    head = f"**{escape_markdown(source_label(source))} {title}**"
+    link = f"[PubMed {escape_markdown(source.pmid)}]({pubmed_url(source.pmid)})"
+    body = escape_paragraphs(source.passage) or "*(no passage text)*"
+    return "\n\n".join(x for x in (head, meta, f"{link} · confidence: {source.confidence_label}",
+                                    body) if x)
+
+
+def search_summary(question: str, prepared: PreparedEvent) -> str:
+    """The collapsed "what was searched" step: rewritten question, sub-queries, parsed filters."""
+    searched = prepared.searched_question or question
+    label = "Rewritten question" if searched.strip() != question.strip() else "Searched for"
+    lines = [f"**{label}:** {escape_markdown(searched)}"]
+    if prepared.sub_queries:
+        lines.append("**Sub-queries:**\n\n" + "\n".join(
+            f"{i}. {escape_markdown(q)}" for i, q in enumerate(prepared.sub_queries, 1)))
+    if prepared.filters:
+        shown = "; ".join(f"{escape_markdown(str(k))} = {escape_markdown(str(v))}"
+                          for k, v in prepared.filters.items())
+        lines.append(f"**Filters:** {shown}")
+    else:
+        lines.append("**Filters:** none")
+    lines.append(f"**Sources found:** {len(prepared.sources)}")
+    return "\n\n".join(lines)
+
+
+def _error_text(err: BaseException) -> str:
+    """The error's own message, escaped except for `code spans` (inert, and how our messages
+    show commands)."""
+    parts = str(err).split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: no code spans then
+        return escape_markdown(str(err))
+    return "".join(_escape_inline(p) if i % 2 == 0 else f"`{' '.join(p.split())}`"
+                   for i, p in enumerate(parts)).strip()
+
+
+def friendly_error(err: BaseException) -> str:
+    """A short chat message for a failure; never a traceback (that goes to the server log)."""
+    if isinstance(err, IndexMissingError):
+        text = f"**The search index is not available.** {_error_text(err)}"
+        if "index build" not in str(err):
+            text += "\n\nBuild it with `make run` or `python -m app index build`."
+        return text + "\n\nThen ask again."
+    if isinstance(err, ModelLoadError):
+        return ("**The language model could not be loaded.** " + _error_text(err) +
+                "\n\nCheck the `llm` section of cfg.yaml, then ask again.")
+    if isinstance(err, UserFacingError):
+        return _error_text(err)
+    return ("**Sorry, something went wrong while answering.** The details were written to the "
+            "server log; please try again.")

@@ -1,0 +1,205 @@
+"""The answering tail every mode ends with: fit the sources into the prompt, decide a yes/no
+verdict, stream the answer as events, then post-process the event stream.
+
+``build_answer_tail`` composes::
+
+    fit_context | decide_verdict | stream_events | clean_citations | *postprocessors
+
+``stream_events`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees), the
+raw :class:`TokenEvent` pieces and one :class:`DoneEvent`. A *post-processor* is a runnable from
+an event stream to an event stream (:func:`event_postprocessor` makes one from an async generator
+function): it sees the sources first, then every token, and may rewrite the final result. Citation
+cleaning is the first; further ones (e.g. grounding the answer's sentences in the sources) are
+passed to :class:`chains.assistant.Assistant` and composed after it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Any
+
+from langchain_core.documents import Document
+from langchain_core.runnables import (
+    Runnable,
+    RunnableConfig,
+    RunnableGenerator,
+    RunnableLambda,
+)
+
+from chains.budget import TokenCounter, fit_prompt
+from chains.citations import CitationStreamFilter, clean_citations
+from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
+from chains.steps import answer_messages
+from chains.turn import Turn
+
+EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEvent]]
+VerdictFn = Callable[[str, list[Document]], Any]  # (question, documents) -> verdict | None
+
+
+def to_source(n: int, doc: Document) -> Source:
+    md = doc.metadata
+    conf = md.get("confidence")
+    year = md.get("year")
+    return Source(
+        n=n,
+        pmid=str(md.get("pmid", "")),
+        title=str(md.get("title") or ""),
+        url=str(md.get("url") or f"https://pubmed.ncbi.nlm.nih.gov/{md.get('pmid', '')}/"),
+        year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
+        journal=str(md.get("journal") or ""),
+        authors=[str(a) for a in md.get("authors") or []],
+        confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
+        passage=doc.page_content,
+        rrf_score=md.get("rrf_score"),
+        ranks=dict(md.get("ranks") or {}),
+        scores=dict(md.get("scores") or {}),
+    )
+
+
+def filters_dict(filters: Any) -> dict:
+    if filters is None:
+        return {}
+    if hasattr(filters, "as_dict"):
+        return dict(filters.as_dict())
+    return dict(filters) if isinstance(filters, dict) else {}
+
+
+def verdict_prefix(verdict: str | None) -> str:
+    """What the answer opens with for a decided yes/no question ("Yes. ")."""
+    return verdict.capitalize() + ". " if verdict else ""
+
+
+# ---- steps ------------------------------------------------------------------------------------
+
+
+def make_fit_step(template: str, count_tokens: TokenCounter, budget: Callable[[], int]) -> Runnable:
+    """Turn -> Turn with ``documents`` cut to what fits and the answer ``messages``."""
+
+    def fit(turn: Turn) -> Turn:
+        if turn.get("refused"):
+            return turn
+        question = turn["question"]
+        fitted = fit_prompt(
+            lambda docs, _hist: answer_messages(template, question, docs),
+            turn["documents"],
+            [],
+            count_tokens,
+            budget(),
+        )
+        return {**turn, "documents": fitted.documents, "messages": fitted.messages}
+
+    return RunnableLambda(fit).with_config(run_name="fit_context")
+
+
+def make_verdict_step(decide: VerdictFn) -> Runnable:
+    """Turn -> Turn with ``verdict`` (None unless a yes/no question was decided)."""
+
+    def verdict(turn: Turn) -> Turn:
+        if turn.get("refused"):
+            return {**turn, "verdict": None}
+        return {**turn, "verdict": decide(turn["question"], turn["documents"])}
+
+    return RunnableLambda(verdict).with_config(run_name="decide_verdict")
+
+
+def make_stream_step(answer: Runnable, refusal: str) -> Runnable:
+    """Turn -> events: the sources, the raw answer pieces (the verdict's prefix first), the
+    result. A refused turn (nothing retrieved) streams the refusal without calling the LLM."""
+
+    async def stream(turn: Turn, config: RunnableConfig) -> AsyncIterator[AnswerEvent]:
+        searched = turn.get("searched_question") or turn["question"]
+        filters = filters_dict(turn.get("filters"))
+        base: dict[str, Any] = {
+            "mode": turn["mode"],
+            "question": turn["question"],
+            "searched_question": searched,
+            "filters": filters,
+            "timings": turn.get("timings", {}),
+        }
+        if turn.get("refused"):
+            yield PreparedEvent(searched_question=searched, filters=filters)
+            yield TokenEvent(text=refusal)
+            yield DoneEvent(result=AnswerResult(answer=refusal, refused=True, **base))
+            return
+        sources = [to_source(i, d) for i, d in enumerate(turn["documents"], start=1)]
+        sub_queries = list(turn.get("sub_queries") or [])
+        yield PreparedEvent(
+            searched_question=searched, sub_queries=sub_queries, filters=filters, sources=sources
+        )
+        prefix = verdict_prefix(turn.get("verdict"))
+        if prefix:
+            yield TokenEvent(text=prefix)
+        pieces = [prefix]
+        inp = {"messages": turn["messages"], "answer_prefix": prefix}
+        async for piece in answer.astream(inp, config):
+            if piece:
+                pieces.append(piece)
+                yield TokenEvent(text=piece)
+        yield DoneEvent(
+            result=AnswerResult(
+                answer="".join(pieces),
+                sub_queries=sub_queries,
+                sources=sources,
+                verdict=turn.get("verdict"),
+                **base,
+            )
+        )
+
+    return RunnableLambda(stream).with_config(run_name="stream_answer")
+
+
+def event_postprocessor(transform: EventTransform, name: str) -> Runnable:
+    """A named step over the event stream (``AsyncIterator[event] -> AsyncIterator[event]``)."""
+    return RunnableGenerator(transform).with_config(run_name=name)
+
+
+async def _clean_citations(events: AsyncIterator[AnswerEvent]) -> AsyncIterator[AnswerEvent]:
+    """Citations to unlisted sources never reach the user: tokens are filtered as they stream
+    (text inside an open ``[`` is held until it closes), the final answer is cleaned whole."""
+    cite: CitationStreamFilter | None = None
+    async for event in events:
+        if isinstance(event, PreparedEvent):
+            cite = CitationStreamFilter(len(event.sources)) if event.sources else None
+            yield event
+        elif isinstance(event, TokenEvent):
+            shown = cite.feed(event.text) if cite else event.text
+            if shown:
+                yield TokenEvent(text=shown)
+        elif isinstance(event, DoneEvent):
+            result = event.result
+            if cite is not None and not result.refused:
+                rest = cite.flush()
+                if rest:
+                    yield TokenEvent(text=rest)
+                prefix = verdict_prefix(result.verdict)
+                body = result.answer[len(prefix) :].strip()
+                result.answer = (prefix + clean_citations(body, len(result.sources))).strip()
+            yield event
+        else:
+            yield event
+
+
+def make_citation_step() -> Runnable:
+    return event_postprocessor(_clean_citations, "clean_citations")
+
+
+def build_answer_tail(
+    *,
+    template: str,
+    count_tokens: TokenCounter,
+    budget: Callable[[], int],
+    decide_verdict: VerdictFn,
+    answer: Runnable,
+    refusal: str,
+    postprocessors: Sequence[Runnable] = (),
+) -> Runnable:
+    """Turn -> events (see the module docstring)."""
+    chain = (
+        make_fit_step(template, count_tokens, budget)
+        | make_verdict_step(decide_verdict)
+        | make_stream_step(answer, refusal)
+        | make_citation_step()
+    )
+    for step in postprocessors:
+        chain = chain | step
+    return chain.with_config(run_name="answer_tail")

@@ -1,0 +1,27 @@
+"""The state one question carries through a mode's chain (a plain dict, as LCEL steps pass it)."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+from langchain_core.documents import Document
+from langchain_core.messages import BaseMessage
+
+from chains.verdict.labels import Verdict
+
+
+class Turn(TypedDict, total=False):
+    """Each step returns a copy with its keys added; ``timings`` collects seconds per step."""
+
+    mode: str  # plain | conversational | multi-query
+    question: str  # as the user asked it
+    history: list[tuple[str, str]]  # earlier (question, answer) turns, already cut to depth
+    searched: str  # what is searched: the question, or its standalone rewrite
+    searched_question: str  # the searched text after filters were taken out of it
+    filters: Any  # the retriever's Filters (applied to sub-queries too)
+    documents: list[Document]  # best first; after fit_context, exactly what the prompt shows
+    refused: bool  # nothing retrieved: the refusal is streamed, the LLM is never called
+    sub_queries: list[str]  # multi-query's alternative queries
+    messages: list[BaseMessage]  # the answer prompt
+    verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
+    timings: dict[str, float]

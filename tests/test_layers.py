@@ -1,0 +1,53 @@
+"""Data flows one way: each layer imports only from the layers below it (README "How it works").
+
+settings (config, errors, offline env) < ingest < indexing < retrievers < chains < eval < bench
+< app (bench reads eval's question files; the CLI and the chat sit on top)
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+LAYERS: dict[str, int] = {
+    "settings": 0,
+    "ingest": 1,
+    "indexing": 2,
+    "retrievers": 3,
+    "chains": 4,
+    "eval": 5,
+    "bench": 6,
+    "app": 7,
+}
+
+
+def project_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, top-level package) of every import of a project package in the file, including
+    imports inside functions."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        out.extend((node.lineno, n.split(".")[0]) for n in names if n.split(".")[0] in LAYERS)
+    return out
+
+
+@pytest.mark.parametrize("package", sorted(LAYERS))
+def test_each_layer_imports_only_from_below(package: str) -> None:
+    files = sorted((REPO / package).rglob("*.py"))
+    assert files, f"no modules in {package}/"
+    upward = [
+        f"{f.relative_to(REPO)}:{line} imports {target}"
+        for f in files
+        for line, target in project_imports(f)
+        if LAYERS[target] > LAYERS[package]
+        or (LAYERS[target] == LAYERS[package] and target != package)
+    ]
+    assert not upward, "imports against the layering:\n" + "\n".join(upward)
