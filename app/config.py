@@ -230,9 +230,15 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     if not path.is_file():
         raise ConfigError(f"config file not found: {path} (copy cfg.yaml from the repository)")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if data is None or data == {}:
+        # an emptied or truncated file would otherwise run on defaults (another corpus, model)
+        raise ConfigError(
+            f"{path} is empty: copy cfg.yaml from the repository (every section is listed "
+            "there) and edit the keys you need"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of sections at the top level")
     if overrides:

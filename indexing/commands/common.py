@@ -42,7 +42,7 @@ def current_manifest(cfg):  # noqa: ANN001, ANN201 - the manifest of the configu
 
 
 def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa: ANN001
-    from ingest.corpus import ensure_corpus, load_corpus
+    from ingest.corpus import ensure_corpus, find_corpus_files, load_corpus
 
     extra: dict = {}
     if cfg.retrieval.backend == "milvus":
@@ -57,7 +57,9 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:  # noqa:
         from indexing.build import build_index
 
     started = time.perf_counter()
-    files = ensure_corpus(cfg)
+    # Downloading is never a side effect of indexing: only `--fetch-if-empty` (make run) or
+    # `python -m app ingest --fetch` starts one.
+    files = ensure_corpus(cfg) if getattr(args, "fetch_if_empty", False) else find_corpus_files(cfg)
     if getattr(args, "if_needed", False):
         from ingest.corpus import corpus_checksum
 

@@ -1,0 +1,147 @@
+"""Fault suite (issue 13): damaged files, hostile text and oversized input, on real data.
+
+Each test names the fault it injects. Records are cut from the real shared PubMed XML; index
+faults are injected into a copy of the real index the ``small_index_cfg`` fixture builds.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from app.config import ConfigError, config_from_dict, load_config
+from app.errors import UserFacingError
+from ingest.models import Article
+from ingest.pubmed_xml import BadRecord, iter_pubmed_xml
+from tests.conftest import PUBMED_DIR, REPO, require_shared_data
+
+PUBMEDQA_XML = PUBMED_DIR / "pubmedqa_pqal.xml.gz"
+CLOSE = b"</PubmedArticle>"
+REBUILD = "damaged index: rebuild with `python -m app index build`"
+
+
+# -- A. data and files -------------------------------------------------------------------------
+def real_records(n: int) -> tuple[bytes, list[bytes]]:
+    """The prolog and the first ``n`` <PubmedArticle> records of the real PubMedQA corpus."""
+    require_shared_data()
+    with gzip.open(PUBMEDQA_XML) as fh:
+        head = fh.read(4_000_000)
+    first = head.index(b"<PubmedArticle>")
+    records, pos = [], first
+    for _ in range(n):
+        end = head.index(CLOSE, pos) + len(CLOSE)
+        records.append(head[pos:end])
+        pos = head.index(b"<PubmedArticle>", end)
+    return head[:first], records
+
+
+def pmid_of(record: bytes) -> str:
+    return re.search(rb"<PMID[^>]*>(\d+)</PMID>", record).group(1).decode()
+
+
+def article_set(prolog: bytes, records: list[bytes]) -> bytes:
+    return prolog + b"\n".join(records) + b"\n</PubmedArticleSet>\n"
+
+
+def test_an_unterminated_record_is_named_and_the_next_record_kept() -> None:
+    prolog, records = real_records(50)
+    cut = records[10].replace(CLOSE, b"")  # record 11 loses its closing tag
+    out = list(iter_pubmed_xml(io_bytes(article_set(prolog, [*records[:10], cut,
+                                                               *records[11:]]))))
+    kept = [r.pmid for r in out if isinstance(r, Article)]
+    bad = [r for r in out if isinstance(r, BadRecord)]
+    assert kept == [pmid_of(r) for r in records if r is not records[10]]  # record 12 kept
+    assert len(bad) == 1 and bad[0].pmid == pmid_of(records[10])
+    assert "record 11" in bad[0].position and "no closing </PubmedArticle>" in bad[0].reason
+
+
+def test_an_unterminated_last_record_and_one_before_a_deletion_are_both_reported() -> None:
+    prolog, records = real_records(5)
+    deletion = b"<DeleteCitation><PMID Version=\"1\">123</PMID></DeleteCitation>"
+    data = article_set(prolog, [records[0], records[1].replace(CLOSE, b""), deletion,
+                                records[2], records[3], records[4].replace(CLOSE, b"")])
+    out = list(iter_pubmed_xml(io_bytes(data)))
+    assert [r.pmid for r in out if isinstance(r, Article)] == [pmid_of(records[i])
+                                                               for i in (0, 2, 3)]
+    bad = [r for r in out if isinstance(r, BadRecord)]
+    assert [b.pmid for b in bad] == [pmid_of(records[1]), pmid_of(records[4])]
+
+
+def io_bytes(data: bytes):  # noqa: ANN201
+    import io
+
+    return io.BytesIO(data)
+
+
+def test_a_folder_of_only_unreadable_files_names_each_file_and_why(tmp_path: Path) -> None:
+    prolog, records = real_records(3)
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "html.xml").write_text("<html><body>Not found</body></html>")
+    (corpus / "empty.xml").write_bytes(b"")
+    (corpus / "cut.xml.gz").write_bytes(gzip.compress(article_set(prolog, records))[:200])
+    from ingest.corpus import load_corpus
+
+    cfg = config_from_dict({"corpus": {"paths": [str(corpus)]}}, root=tmp_path)
+    with pytest.raises(UserFacingError) as err:
+        load_corpus(cfg)
+    message = str(err.value)
+    for name, why in (("html.xml", "not PubMed XML"), ("empty.xml", "empty file"),
+                      ("cut.xml.gz", "ends")):
+        assert re.search(rf"{re.escape(str(corpus / name))}[^\n]*{why}", message), (name, message)
+
+
+def test_an_empty_config_file_is_an_error(tmp_path: Path) -> None:
+    for text in ("", "\n# nothing but a comment\n", "{}\n"):
+        path = tmp_path / "cfg.yaml"
+        path.write_text(text)
+        with pytest.raises(ConfigError, match="is empty"):
+            load_config(path)
+
+
+def test_index_build_without_corpus_files_never_downloads(tmp_path: Path, monkeypatch) -> None:
+    import ingest.fetch
+
+    def no_download(*_a, **_k):  # noqa: ANN202
+        raise AssertionError("index build started a PubMed download on its own")
+
+    monkeypatch.setattr(ingest.fetch, "fetch_corpus", no_download)
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(json.dumps({"corpus": {"paths": [str(tmp_path / "nothing")],
+                                               "fetch": {"out_dir": str(tmp_path / "dl")}},
+                                    "index": {"dir": str(tmp_path / "idx")}}))
+    from app.cli import main
+
+    assert main(["--config", str(cfg_file), "index", "build", "--quiet"]) == 1
+    assert not (tmp_path / "dl").exists()
+
+
+def test_make_run_says_it_is_about_to_fetch_and_why() -> None:
+    makefile = (REPO / "Makefile").read_text()
+    assert "index build --if-needed --fetch-if-empty" in makefile
+    from ingest.corpus import ensure_corpus
+
+    cfg = config_from_dict({"corpus": {"paths": ["/nonexistent-corpus"],
+                                       "fetch": {"out_dir": "/nonexistent-corpus/dl"}}})
+    said: list[str] = []
+
+    def fake_fetch(_cfg):  # noqa: ANN001, ANN202
+        from ingest.errors import FetchError
+
+        raise FetchError("offline")
+
+    import ingest.corpus
+
+    original = ingest.corpus._stderr
+    ingest.corpus._stderr = said.append
+    try:
+        with pytest.raises(UserFacingError):
+            ensure_corpus(cfg, fetch=fake_fetch)
+    finally:
+        ingest.corpus._stderr = original
+    assert "no corpus files found in /nonexistent-corpus" in said[0]
+    assert "downloading" in said[0] and "corpus.fetch.query" in said[0]
