@@ -9,6 +9,9 @@ from __future__ import annotations
 import gzip
 import json
 import re
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,3 +148,89 @@ def test_make_run_says_it_is_about_to_fetch_and_why() -> None:
         ingest.corpus._stderr = original
     assert "no corpus files found in /nonexistent-corpus" in said[0]
     assert "downloading" in said[0] and "corpus.fetch.query" in said[0]
+
+
+# -- A. every file of an index build, the manifest included, is verified ------------------------
+BUILD_FILES = ("manifest.json", "chunks.parquet", "articles.parquet", "dense.faiss", "bm25.npz",
+               "bm25_vocab.json", "bm25_pairs.npz", "bm25_pair_keys.npy")
+
+
+@pytest.fixture
+def index_copy(small_index_cfg, tmp_path: Path):
+    """(cfg, build folder) of a private copy of the real small test index."""
+    from indexing.store import location
+
+    loc = location(small_index_cfg)
+    build = tmp_path / "idx" / f"{loc.name}.builds" / "b1"
+    shutil.copytree(loc.link.resolve(), build)
+    (tmp_path / "idx" / loc.name).symlink_to(build)
+    cfg = small_index_cfg.model_copy(
+        update={"index": small_index_cfg.index.model_copy(update={"dir": str(tmp_path / "idx")})})
+    return cfg, build
+
+
+def load_backend(cfg):  # noqa: ANN001, ANN201
+    from retrievers.loading import load_retriever
+
+    return load_retriever(cfg)
+
+
+def test_the_copied_index_loads_and_lists_every_file(index_copy) -> None:
+    cfg, build = index_copy
+    manifest = json.loads((build / "manifest.json").read_text())
+    assert sorted(manifest["file_sha256"]) == sorted(BUILD_FILES[1:])
+    load_backend(cfg)  # the undamaged copy is accepted
+
+
+@pytest.mark.parametrize("name", BUILD_FILES)
+@pytest.mark.parametrize("where", ["first", "middle"])
+def test_a_flipped_byte_in_any_index_file_is_refused(index_copy, name: str, where: str) -> None:
+    cfg, build = index_copy
+    path = build / name
+    data = bytearray(path.read_bytes())
+    at = 0 if where == "first" else len(data) // 2
+    data[at] ^= 0x01
+    path.write_bytes(bytes(data))
+    with pytest.raises(UserFacingError, match=re.escape(REBUILD)):
+        load_backend(cfg)
+
+
+@pytest.mark.parametrize("names", [(n,) for n in BUILD_FILES] + [("bm25_pairs.npz",
+                                                                  "bm25_pair_keys.npy")])
+def test_a_deleted_index_file_is_refused(index_copy, names: tuple[str, ...]) -> None:
+    cfg, build = index_copy
+    for name in names:
+        (build / name).unlink()
+    with pytest.raises(UserFacingError, match=re.escape(REBUILD)):
+        load_backend(cfg)
+
+
+def test_an_edited_count_in_the_manifest_is_refused(index_copy) -> None:
+    cfg, build = index_copy
+    path = build / "manifest.json"
+    data = json.loads(path.read_text())
+    data["chunks"] += 1
+    path.write_text(json.dumps(data, indent=2))
+    with pytest.raises(UserFacingError, match=re.escape(REBUILD)):
+        load_backend(cfg)
+
+
+def test_a_damaged_manifest_gives_the_rebuild_message_in_the_cli(index_copy, tmp_path) -> None:
+    cfg, build = index_copy
+    path = build / "manifest.json"
+    path.write_bytes(b"z" + path.read_bytes()[1:])
+    from tests.browser.harness import write_test_config
+
+    cfg_file = write_test_config(cfg, tmp_path / "cfg.yaml")
+    run = subprocess.run(
+        [sys.executable, "-m", "app", "--config", str(cfg_file), "ask", "Is IQ heritable?"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+        env={**os_environ(), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    assert run.returncode == 1, run.stderr
+    assert REBUILD in run.stderr and "Traceback" not in run.stderr
+
+
+def os_environ() -> dict[str, str]:
+    import os
+
+    return dict(os.environ)

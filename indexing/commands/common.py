@@ -30,6 +30,8 @@ def index_state(cfg, checksum: str) -> str:  # noqa: ANN001
     bm25 = bm25_build_settings(cfg)
     if manifest.embedding_backend != cfg.index.embedding_backend or manifest.bm25_settings != bm25:
         return "stale"
+    if not manifest.manifest_sha256:  # built before manifests were checksummed: rebuild, reusing
+        return "stale"
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
