@@ -35,6 +35,7 @@ from chainlit.input_widget import Select  # noqa: E402
 
 from app.config import Config, load_config  # noqa: E402
 from app.errors import IndexMissingError, ModelLoadError, UserFacingError  # noqa: E402
+from chains.question_checks import validate_question  # noqa: E402
 from chains.result import (  # noqa: E402
     MODES,
     AnswerResult,
@@ -70,7 +71,10 @@ _ALL_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation charact
 # In the answer: block raw HTML/entities, images, inline links, code spans and emphasis, but keep
 # "[n]" citation markers intact so Chainlit links them to the source passages.
 _ANSWER_PUNCT = re.compile(r"([\\`*_<>&!()~|#$])")
-_INVISIBLE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# ... and control characters (C0 but \t\n\r, C1) and bidi overrides that would reverse a title
+_INVISIBLE = re.compile(
+    r"[\u200b\u200c\u200d\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def escape_markdown(text: str) -> str:
@@ -390,6 +394,18 @@ def _install_offline_html() -> None:
 
 _install_offline_html()
 
+
+def _restrict_origins() -> None:
+    """Only pages served by this server (or listed in .chainlit/config.toml) may connect."""
+    from chainlit.config import config as chainlit_config
+
+    from app.web_security import restrict_socket_origins
+
+    restrict_socket_origins(_cl_server.sio, chainlit_config.project.allow_origins)
+
+
+_restrict_origins()
+
 # --------------------------------------------------------------------------------------------------
 # Chainlit handlers
 # --------------------------------------------------------------------------------------------------
@@ -443,12 +459,22 @@ async def _settings_update(settings: dict[str, Any]) -> None:
         cl.user_session.set("mode", mode)
 
 
+@cl.on_chat_end
+async def _chat_end() -> None:
+    """A closed tab (or a dropped connection) cancels its answer or its place in the queue, so
+    the questions of other tabs do not wait for an answer nobody will read."""
+    task = cl.context.session.current_task
+    if task is not None and not task.done():
+        task.cancel()
+
+
 @cl.on_message
 async def _on_message(message: cl.Message) -> None:
-    question = (message.content or "").strip()
-    if not question:
+    if not (message.content or "").strip():
         return
     try:
+        # length, control characters: checked before any work, with a message at once
+        question = validate_question(message.content, app_config().chains.max_question_chars)
         await answer(BACKEND, question, _current_mode())
     except asyncio.CancelledError:
         raise

@@ -23,7 +23,9 @@ from app.config import Config
 from app.errors import UserFacingError
 from chains.budget import fit_prompt
 from chains.citations import CitationStreamFilter, clean_citations
+from chains.deadline import Deadline, stopped_note
 from chains.prompts import Prompts
+from chains.question_checks import language_refusal, refusal_events, validate_question
 from chains.result import (
     MODES,
     AnswerResult,
@@ -151,12 +153,15 @@ class Assistant:
     ) -> AsyncIterator[Event]:
         if mode not in MODES:
             raise InvalidModeError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-        question = (question or "").strip()
-        if not question:
-            raise UserFacingError("the question is empty: type a question")
+        question = validate_question(question, self.cfg.chains.max_question_chars)
         cfg = self.cfg.chains
         t0 = time.perf_counter()
         timings: dict[str, float] = {}
+        not_english = language_refusal(question)
+        if not_english:
+            for event in refusal_events(question, mode, not_english, t0):
+                yield event
+            return
         history = list(history or [])
         turns = history[-cfg.conversation_depth :] if cfg.conversation_depth else []
 
@@ -203,11 +208,12 @@ class Assistant:
         budget = self.cfg.llm.context_window - self.cfg.llm.max_new_tokens
         fitted = await asyncio.to_thread(
             fit_prompt,
-            lambda docs, _hist: answer_messages(self.prompts.answer, question, docs),
+            lambda docs, _hist, q: answer_messages(self.prompts.answer, q, docs),
             documents,
             [],
             self.count_tokens,
             budget,
+            question=question,
         )
         sources = [to_source(i, d) for i, d in enumerate(fitted.documents, start=1)]
         yield PreparedEvent(
@@ -233,7 +239,8 @@ class Assistant:
         if answer_prefix and can_continue(llm):
             # the model continues after "Yes. " so its explanation agrees with the verdict
             answer_llm = llm.bind(assistant_prefix=answer_prefix)
-        async for piece in make_answer_step(answer_llm).astream(fitted.messages):
+        deadline = Deadline.after(self.cfg.llm.timeout_s, start=t0)
+        async for piece in deadline.limit(make_answer_step(answer_llm).astream(fitted.messages)):
             if not piece:
                 continue
             pieces.append(piece)
@@ -246,6 +253,11 @@ class Assistant:
             yield TokenEvent(text=rest)
         timings.setdefault("first_token_s", round(time.perf_counter() - t0, 4))
         answer = answer_prefix + clean_citations("".join(pieces).strip(), len(sources))
+        if deadline.expired:
+            note = stopped_note(self.cfg.llm.timeout_s)
+            yield TokenEvent(text=note)
+            answer += note
+            timings["stopped_at_limit_s"] = self.cfg.llm.timeout_s
         timings["total_s"] = round(time.perf_counter() - t0, 4)
         yield DoneEvent(
             result=AnswerResult(
