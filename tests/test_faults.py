@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -234,3 +235,213 @@ def os_environ() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+# -- B. hostile text: control characters, bidi overrides, other languages -----------------------
+ESC_TITLE = "\x1b[2J\x1b[31mFAKE: your session expired\x1b[0m Childhood IQ"
+
+
+def test_escape_codes_and_bidi_overrides_are_stripped_at_ingest(tmp_path: Path) -> None:
+    from ingest.medline import iter_medline
+    from ingest.sources import iter_file
+
+    medline = (
+        f"PMID- 12345678\nTI  - {ESC_TITLE}\nAB  - An abstract \x07with a bell\x9b2J and "
+        "control\x00 characters.\nAU  - Smith\x1b]0;owned\x07 J\nJT  - Intelligence\u202e\n"
+    )
+    (article,) = list(iter_medline(medline.splitlines(keepends=True)))
+    prolog, records = real_records(1)
+    record = records[0].replace(b"<ArticleTitle>", "<ArticleTitle>\u202eevil \u2066\x85".encode())
+    path = tmp_path / "bidi.xml"
+    path.write_bytes(article_set(prolog, [record]))
+    (xml_article,) = list(iter_file(path))
+    for text in (article.title, article.abstract, " ".join(article.authors), article.journal,
+                 xml_article.title):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", text)
+    assert article.title == "FAKE: your session expired Childhood IQ"
+    assert article.authors == ["J Smith"] and article.journal == "Intelligence"
+    assert xml_article.title.startswith("evil ")
+
+
+def test_the_chat_renders_no_bidi_override_or_control_character() -> None:
+    from app.ui import escape_answer, escape_markdown
+
+    for shown in (escape_markdown("\u202eevil\u2066 \x9b2J title"), escape_answer("a\u202eb\x85")):
+        assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", shown)
+
+
+@pytest.fixture
+def cli_with_fake_llm(small_index_cfg, monkeypatch):
+    """`python -m app ask` in process: the real small index, a scripted LLM (no model load)."""
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from chains.assistant import Assistant
+    from retrievers.loading import load_retriever
+
+    retriever = load_retriever(small_index_cfg)
+    llm = FakeListChatModel(responses=["Higher childhood IQ \x1b[2Jpredicts health [1]."])
+
+    def from_config(cfg, **_kw):  # noqa: ANN001, ANN202
+        return Assistant(cfg, retriever, llm, count_tokens=lambda m: sum(
+            len(str(x.content).split()) for x in m))
+
+    monkeypatch.setattr(Assistant, "from_config", staticmethod(from_config))
+    import app.config
+
+    monkeypatch.setattr(app.config, "load_config", lambda *_a, **_k: small_index_cfg)
+    import app.cli
+
+    monkeypatch.setattr(app.cli, "load_config", lambda *_a, **_k: small_index_cfg)
+    return app.cli.main
+
+
+def test_escape_codes_never_reach_the_terminal_from_ask(cli_with_fake_llm, capsys) -> None:
+    question = "Is childhood \x1b[2J\x1b]0;owned\x07intelligence\u202e linked to health in 2015?"
+    assert cli_with_fake_llm(["ask", question]) == 0
+    out = capsys.readouterr().out
+    assert "Searched:" in out  # the year filter makes ask echo the searched question
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out)
+    assert cli_with_fake_llm(["ask", "--json", question]) == 0
+    out = capsys.readouterr().out
+    assert not re.search(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]", out)
+    json.loads(out)
+
+
+NON_ENGLISH = [
+    "¿La inteligencia en la infancia está asociada con la salud en la vida adulta?",
+    "¿El entrenamiento de la memoria de trabajo mejora la inteligencia fluida?",
+    "¿Qué se sabe sobre la ubiquinona en niños con TDAH?",
+    "L'intelligence dans l'enfance est-elle associée à la santé à l'âge adulte ?",
+    "L'entraînement de la mémoire de travail améliore-t-il l'intelligence fluide ?",
+    "Que sait-on de l'ubiquinone chez les enfants atteints de TDAH ?",
+    "儿童时期的智力与成年后的健康有关吗？",
+    "工作记忆训练能提高流体智力吗？",
+    "关于多动症儿童的泛醌我们知道什么？",
+]
+
+
+def eval_questions() -> list[str]:
+    require_shared_data()
+    eval_dir = PUBMED_DIR.parent / "eval"
+    questions = []
+    for name in ("llm_questions_dev.jsonl", "pubmedqa_pqal.jsonl"):
+        for line in (eval_dir / name).read_text(encoding="utf-8").splitlines():
+            questions.append(json.loads(line)["question"])
+    for line in (eval_dir / "followups_dev.jsonl").read_text(encoding="utf-8").splitlines():
+        questions.extend(json.loads(line)["turns"])
+    return questions
+
+
+def test_non_english_questions_are_refused_and_no_eval_question_is() -> None:
+    from chains.question_checks import NOT_ENGLISH, language_refusal
+
+    assert [q for q in NON_ENGLISH if language_refusal(q) != NOT_ENGLISH] == []
+    questions = eval_questions()
+    assert len(questions) > 1000
+    assert [q for q in questions if language_refusal(q)] == []
+
+
+def test_the_assistant_refuses_a_spanish_question_with_the_english_corpus_message(
+        small_index_cfg) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from chains.assistant import Assistant
+    from chains.question_checks import NOT_ENGLISH
+    from retrievers.loading import load_retriever
+
+    llm = FakeListChatModel(responses=["an answer not drawn from the sources"])
+    assistant = Assistant(small_index_cfg, load_retriever(small_index_cfg), llm)
+    result = assistant.ask(NON_ENGLISH[0], mode="plain")
+    assert result.refused and result.answer == NOT_ENGLISH and result.sources == []
+
+
+# -- C. stalls ------------------------------------------------------------------------------------
+LONG_QUESTION = ("What is the effect of childhood intelligence on later health outcomes? "
+                 * 2000)[:100_000]
+
+
+@pytest.mark.parametrize("history", [
+    "[" * 50_000 + "]" * 50_000,
+    '{"ab": 1}',
+    '["ab"]',
+    '[["q", "a", "extra"]]',
+    '[["q", 1]]',
+    "not json",
+])
+def test_a_wrong_history_is_a_clear_error(history: str) -> None:
+    from chains.question_checks import QuestionError, parse_history
+
+    with pytest.raises(QuestionError, match=r"--history must be JSON like"):
+        parse_history(history, 2000)
+    assert parse_history('[["q", "a"]]', 2000) == [("q", "a")]
+
+
+def test_a_100k_question_gets_a_clear_message_at_once_in_the_cli(small_index_cfg,
+                                                                 tmp_path: Path) -> None:
+    from tests.browser.harness import write_test_config
+
+    cfg_file = write_test_config(small_index_cfg, tmp_path / "cfg.yaml")
+    started = time.perf_counter()
+    # the timeout is a stall guard (the unfixed code never returns), not a speed goal
+    run = subprocess.run([sys.executable, "-m", "app", "--config", str(cfg_file), "ask",
+                          LONG_QUESTION, "--json"], cwd=REPO, capture_output=True, text=True,
+                         timeout=120, env={**os_environ(), "HF_HUB_OFFLINE": "1"})
+    elapsed = time.perf_counter() - started
+    assert run.returncode == 1 and run.stdout == ""
+    assert "the question is 100,000 characters long; the limit is 2,000" in run.stderr
+    assert "Traceback" not in run.stderr
+    print(f"100k-character question refused by the CLI in {elapsed:.2f} s")
+
+
+def test_the_assistant_refuses_a_long_question_before_any_work() -> None:
+    from chains.assistant import Assistant
+    from chains.question_checks import QuestionError
+
+    class Untouchable:
+        def __getattr__(self, name: str):  # noqa: ANN204
+            raise AssertionError(f"retriever used for an oversized question ({name})")
+
+    assistant = Assistant(config_from_dict({}), Untouchable(), llm=None)
+    with pytest.raises(QuestionError, match="limit is 2,000"):
+        assistant.ask(LONG_QUESTION, mode="plain")
+
+
+def test_the_prompt_fits_even_when_the_question_alone_does_not() -> None:
+    from langchain_core.documents import Document
+
+    from chains.budget import fit_prompt
+    from chains.prompts import Prompts
+    from chains.steps import answer_messages
+
+    prompts = Prompts.from_config(config_from_dict({}))
+    docs = [Document(page_content="Higher childhood IQ predicts better health. " * 30,
+                     metadata={"pmid": "1", "title": "t"})]
+
+    def count(msgs) -> int:  # noqa: ANN001
+        return sum(len(str(m.content).split()) for m in msgs)
+
+    fitted = fit_prompt(lambda d, _h, q: answer_messages(prompts.answer, q, d), docs, [], count,
+                        300, question=LONG_QUESTION)
+    assert fitted.tokens <= 300 and fitted.truncated
+
+
+def test_a_slow_answer_stops_at_the_time_limit_with_a_note(small_index_cfg) -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from chains.assistant import Assistant
+    from retrievers.loading import load_retriever
+
+    class SlowLLM(FakeListChatModel):
+        sleep: float = 0.2  # per character: a 400-character answer takes 80 s
+
+    cfg = small_index_cfg.model_copy(
+        update={"llm": small_index_cfg.llm.model_copy(update={"timeout_s": 2.0})})
+    llm = SlowLLM(responses=["Higher childhood IQ predicts better adult health [1]. " * 8])
+    assistant = Assistant(cfg, load_retriever(cfg), llm, count_tokens=lambda m: 10)
+    started = time.perf_counter()
+    result = assistant.ask("What is the effect of childhood intelligence on later health?",
+                           mode="plain")
+    elapsed = time.perf_counter() - started
+    assert "Stopped: the answer took longer than the 2 s limit" in result.answer
+    assert result.timings["stopped_at_limit_s"] == 2.0
+    assert elapsed < 30, elapsed  # stall guard: the full answer would take 80 s

@@ -10,11 +10,21 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
 from app.config import load_config
-from tests.browser.harness import Server, running_server, write_test_config
+from app.ui import QUEUED_TEXT
+from tests.browser.harness import (
+    REPO_ROOT,
+    ChatPage,
+    Server,
+    chromium,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
 
 HANDSHAKE = "/ws/socket.io/?EIO=4&transport=polling"
 
@@ -78,3 +88,59 @@ def test_listed_origins_are_allowed_for_deployments() -> None:
     assert origin_check(["*"]) == "*"
 
 
+
+
+# -- the chat: an oversized question, a closed tab ---------------------------------------------
+LONG_QUESTION = ("What is the effect of childhood intelligence on later health outcomes? "
+                 * 2000)[:100_000]
+
+
+@pytest.fixture(scope="module")
+def slow_fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """app/ui.py with the scripted assistant at 0.5 s a token: a "long answer" takes 200 s."""
+    require_chromium()
+    log = tmp_path_factory.mktemp("faults_ui") / "server.log"
+    args = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port", "{port}"]
+    with running_server(args, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
+                                        "FAKE_TOKEN_DELAY": "0.5"}) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def browser(slow_fake_server: Server) -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+@pytest.mark.browser
+def test_a_100k_question_gets_a_message_at_once_and_another_tab_is_answered(
+        browser: Any, slow_fake_server: Server) -> None:
+    first, second = (ChatPage(browser, slow_fake_server.url).open() for _ in range(2))
+    try:
+        first.page.fill("#chat-input", LONG_QUESTION)  # one input event, not 100,000 keys
+        first.page.click("#chat-submit")
+        before = second.send("Does IQ predict health?")
+        first.page.get_by_text("the limit is 2,000").wait_for(timeout=30_000)
+        assert first.answers().count() == 0  # refused, not answered
+        answer = second.wait_answer(before, timeout_ms=60_000)
+        assert "Sources" in answer.inner_text()
+    finally:
+        first.close()
+        second.close()
+
+
+@pytest.mark.browser
+def test_closing_a_tab_cancels_its_answer_so_a_queued_tab_is_answered(
+        browser: Any, slow_fake_server: Server) -> None:
+    first, second = (ChatPage(browser, slow_fake_server.url).open() for _ in range(2))
+    try:
+        first.send("Please give a long answer")  # 400 tokens at 0.5 s: 200 s
+        first.page.get_by_text("word word").first.wait_for(timeout=60_000)
+        before = second.send("Does IQ predict health?")
+        second.page.get_by_text(QUEUED_TEXT).wait_for(timeout=30_000)
+        first.close()
+        # far sooner than the 200 s the closed tab's answer would have held the model
+        answer = second.wait_answer(before, timeout_ms=60_000)
+        assert "Sources" in answer.inner_text()
+    finally:
+        second.close()
