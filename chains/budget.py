@@ -59,6 +59,8 @@ def fit_prompt(
     truncated = False
     while tokens > budget and docs:
         words = docs[-1].page_content.split()
+        if words and words[-1] == "…":  # cut before: without this, 8 words + "…" loop forever
+            words.pop()
         if len(words) <= 8:
             break
         # cut proportionally to the overshoot (at least 10%) to converge in a few steps

@@ -336,6 +336,8 @@ def test_non_english_questions_are_refused_and_no_eval_question_is() -> None:
     from chains.question_checks import NOT_ENGLISH, language_refusal
 
     assert [q for q in NON_ENGLISH if language_refusal(q) != NOT_ENGLISH] == []
+    # another script is refused whatever English words surround it
+    assert language_refusal("What about 儿童时期的智力与成年后的健康有关吗？") == NOT_ENGLISH
     questions = eval_questions()
     assert len(questions) > 1000
     assert [q for q in questions if language_refusal(q)] == []
@@ -388,7 +390,7 @@ def test_a_100k_question_gets_a_clear_message_at_once_in_the_cli(small_index_cfg
                          timeout=120, env={**os_environ(), "HF_HUB_OFFLINE": "1"})
     elapsed = time.perf_counter() - started
     assert run.returncode == 1 and run.stdout == ""
-    assert "the question is 100,000 characters long; the limit is 2,000" in run.stderr
+    assert re.search(r"the question is 99,999 characters long; the limit is 2,000", run.stderr)
     assert "Traceback" not in run.stderr
     print(f"100k-character question refused by the CLI in {elapsed:.2f} s")
 
