@@ -23,7 +23,7 @@ install: $(STAMP)
 run: index serve
 
 index: install
-	$(PY) -m app index build --if-needed
+	$(PY) -m app index build --if-needed --fetch-if-empty
 
 serve: install
 	$(PY) -m app serve

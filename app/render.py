@@ -30,7 +30,10 @@ _ALL_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation charact
 # In the answer: block raw HTML/entities, images, inline links, code spans and emphasis, but keep
 # "[n]" citation markers intact so Chainlit links them to the source passages.
 _ANSWER_PUNCT = re.compile(r"([\\`*_<>&!()~|#$])")
-_INVISIBLE = re.compile(r"[\u200b\u200c\u200d\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# ... and control characters (C0 but \t\n\r, C1) and bidi overrides that would reverse a title
+_INVISIBLE = re.compile(
+    r"[\u200b\u200c\u200d\u2060\ufeff\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]"
+)
 
 
 def escape_markdown(text: str) -> str:

@@ -38,6 +38,7 @@ from app.render import (  # noqa: E402
     source_line,
     sources_block,
 )
+from chains.question_checks import validate_question  # noqa: E402
 from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
 from settings.errors import UserFacingError  # noqa: E402
@@ -80,6 +81,7 @@ async def _preload() -> None:
     """Serve the page offline, and start loading the model in the background so the first
     question does not wait for it."""
     install_offline_html()
+    _restrict_origins()
 
     async def load() -> None:
         try:
@@ -88,6 +90,16 @@ async def _preload() -> None:
             log.warning("assistant not loaded at startup: %s", err)
 
     asyncio.get_running_loop().create_task(load())
+
+
+def _restrict_origins() -> None:
+    """Only pages served by this server (or listed in .chainlit/config.toml) may connect."""
+    import chainlit.server as cl_server
+    from chainlit.config import config as chainlit_config
+
+    from app.web_security import restrict_socket_origins
+
+    restrict_socket_origins(cl_server.sio, chainlit_config.project.allow_origins)
 
 
 @cl.set_starters
@@ -126,12 +138,22 @@ async def _settings_update(settings: dict[str, Any]) -> None:
         cl.user_session.set("mode", mode)
 
 
+@cl.on_chat_end
+async def _chat_end() -> None:
+    """A closed tab (or a dropped connection) cancels its answer or its place in the queue, so
+    the questions of other tabs do not wait for an answer nobody will read."""
+    task = cl.context.session.current_task
+    if task is not None and not task.done():
+        task.cancel()
+
+
 @cl.on_message
 async def _on_message(message: cl.Message) -> None:
-    question = (message.content or "").strip()
-    if not question:
+    if not (message.content or "").strip():
         return
     try:
+        # length, control characters: checked before any work, with a message at once
+        question = validate_question(message.content, app_config().chains.max_question_chars)
         await answer(backend(), question, _current_mode())
     except asyncio.CancelledError:
         raise

@@ -28,6 +28,7 @@ from langchain_core.runnables import (
 
 from chains.budget import TokenCounter, fit_prompt
 from chains.citations import CitationStreamFilter, clean_citations
+from chains.deadline import Deadline, stopped_note
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
 from chains.turn import Turn
@@ -78,13 +79,13 @@ def make_fit_step(template: str, count_tokens: TokenCounter, budget: Callable[[]
     def fit(turn: Turn) -> Turn:
         if turn.get("refused"):
             return turn
-        question = turn["question"]
         fitted = fit_prompt(
-            lambda docs, _hist: answer_messages(template, question, docs),
+            lambda docs, _hist, question: answer_messages(template, question, docs),
             turn["documents"],
             [],
             count_tokens,
             budget(),
+            question=turn["question"],  # a long question is cut last: the prompt always fits
         )
         return {**turn, "documents": fitted.documents, "messages": fitted.messages}
 
@@ -102,9 +103,10 @@ def make_verdict_step(decide: VerdictFn) -> Runnable:
     return RunnableLambda(verdict).with_config(run_name="decide_verdict")
 
 
-def make_stream_step(answer: Runnable, refusal: str) -> Runnable:
+def make_stream_step(answer: Runnable, refusal: str, timeout_s: float | None = None) -> Runnable:
     """Turn -> events: the sources, the raw answer pieces (the verdict's prefix first), the
-    result. A refused turn (nothing retrieved) streams the refusal without calling the LLM."""
+    result. A refused turn (nothing retrieved) streams the refusal without calling the LLM.
+    Generation stops after ``timeout_s`` (llm.timeout_s) and the answer says so."""
 
     async def stream(turn: Turn, config: RunnableConfig) -> AsyncIterator[AnswerEvent]:
         searched = turn.get("searched_question") or turn["question"]
@@ -131,10 +133,16 @@ def make_stream_step(answer: Runnable, refusal: str) -> Runnable:
             yield TokenEvent(text=prefix)
         pieces = [prefix]
         inp = {"messages": turn["messages"], "answer_prefix": prefix}
-        async for piece in answer.astream(inp, config):
+        deadline = Deadline.after(timeout_s if timeout_s is not None else float("inf"))
+        async for piece in deadline.limit(answer.astream(inp, config)):
             if piece:
                 pieces.append(piece)
                 yield TokenEvent(text=piece)
+        if deadline.expired and timeout_s is not None:
+            note = stopped_note(timeout_s)
+            pieces.append(note)
+            yield TokenEvent(text=note)
+            base["timings"] = {**base["timings"], "stopped_at_limit_s": timeout_s}
         yield DoneEvent(
             result=AnswerResult(
                 answer="".join(pieces),
@@ -191,13 +199,14 @@ def build_answer_tail(
     decide_verdict: VerdictFn,
     answer: Runnable,
     refusal: str,
+    timeout_s: float | None = None,
     postprocessors: Sequence[Runnable] = (),
 ) -> Runnable:
     """Turn -> events (see the module docstring)."""
     chain = (
         make_fit_step(template, count_tokens, budget)
         | make_verdict_step(decide_verdict)
-        | make_stream_step(answer, refusal)
+        | make_stream_step(answer, refusal, timeout_s)
         | make_citation_step()
     )
     for step in postprocessors:

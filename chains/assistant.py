@@ -23,6 +23,7 @@ from langchain_core.runnables import Runnable
 from chains.answer import build_answer_tail, to_source
 from chains.modes import ModeParts, build_mode_chains
 from chains.prompts import Prompts
+from chains.question_checks import language_refusal, refusal_events, validate_question
 from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import (
     make_answer_step,
@@ -129,6 +130,7 @@ class Assistant:
             decide_verdict=self._verdict,
             answer=make_answer_step(self._model),
             refusal=cfg.chains.refusal,
+            timeout_s=cfg.llm.timeout_s,
             postprocessors=postprocessors,
         )
         parts = ModeParts(
@@ -151,13 +153,17 @@ class Assistant:
     ) -> AsyncIterator[Event]:
         if mode not in MODES:
             raise InvalidModeError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
-        question = (question or "").strip()
-        if not question:
-            raise UserFacingError("the question is empty: type a question")
+        # empty, too long, control characters: refused before any work, with a clear message
+        question = validate_question(question, self.cfg.chains.max_question_chars)
+        t0 = time.perf_counter()
+        not_english = language_refusal(question)
+        if not_english:
+            for refusal in refusal_events(question, mode, not_english, t0):
+                yield refusal
+            return
         depth = self.cfg.chains.conversation_depth
         turns = list(history or [])[-depth:] if depth else []
         turn: Turn = {"mode": mode, "question": question, "history": turns, "timings": {}}
-        t0 = time.perf_counter()
         first_token: float | None = None
         async for event in self.chains[mode].astream(turn):
             if isinstance(event, TokenEvent) and first_token is None:

@@ -14,7 +14,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
-MessageBuilder = Callable[[list[Document], list[tuple[str, str]]], list[BaseMessage]]
+MessageBuilder = Callable[..., list[BaseMessage]]  # (docs, history[, question]) -> messages
 
 
 @dataclass
@@ -34,9 +34,15 @@ def fit_prompt(
     history: Sequence[tuple[str, str]],
     count: TokenCounter,
     budget: int,
+    *,
+    question: str | None = None,
 ) -> Fitted:
+    """With ``question``, ``build`` takes it as a third argument and, when sources and history
+    are already cut to the bone, the question itself is shortened last: the prompt always fits."""
     docs = list(documents)
     hist = list(history)
+    args: tuple = () if question is None else (question,)
+    build = _with_question(build, args)
     msgs = build(docs, hist)
     tokens = count(msgs)
     dropped_docs = dropped_turns = 0
@@ -53,6 +59,8 @@ def fit_prompt(
     truncated = False
     while tokens > budget and docs:
         words = docs[-1].page_content.split()
+        if words and words[-1] == "…":  # cut before: without this, 8 words + "…" loop forever
+            words.pop()
         if len(words) <= 8:
             break
         # cut proportionally to the overshoot (at least 10%) to converge in a few steps
@@ -61,4 +69,21 @@ def fit_prompt(
         truncated = True
         msgs = build(docs, hist)
         tokens = count(msgs)
+    if tokens > budget and question is not None:
+        words = question.split()
+        while tokens > budget and len(words) > 1:
+            keep = max(1, int(len(words) * min(0.9, budget / max(tokens, 1))))
+            words = words[:keep]
+            build = _with_question(build.__wrapped__, (" ".join(words) + " …",))  # type: ignore
+            msgs = build(docs, hist)
+            tokens = count(msgs)
+            truncated = True
     return Fitted(msgs, docs, hist, tokens, dropped_docs, dropped_turns, truncated)
+
+
+def _with_question(build: MessageBuilder, args: tuple) -> MessageBuilder:
+    def bound(docs: list[Document], hist: list[tuple[str, str]]) -> list[BaseMessage]:
+        return build(docs, hist, *args)
+
+    bound.__wrapped__ = build  # type: ignore[attr-defined]
+    return bound

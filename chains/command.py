@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import sys
 
+from chains.question_checks import parse_history, validate_question
 from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from ingest.text import strip_unsafe
 from settings.config import Config
 
 JSON_SOURCE_FIELDS = (
@@ -44,25 +47,26 @@ def format_sources(result: AnswerResult) -> str:
     return "\n".join(lines)
 
 
-def _parse_history(text: str | None) -> list[tuple[str, str]]:
-    if not text:
-        return []
-    from settings.errors import UserFacingError
+# JSON escapes C0 controls itself; C1 controls (U+009B is a CSI) and bidi overrides it leaves raw
+_RAW_IN_JSON = re.compile(r"[\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
-    try:
-        data = json.loads(text)
-        return [(str(u), str(a)) for u, a in data]
-    except (ValueError, TypeError) as err:
-        raise UserFacingError(
-            '--history must be JSON like [["first question", "its answer"]]'
-        ) from err
+
+def json_for_terminal(data: object) -> str:
+    """``data`` as JSON whose control and bidi characters are all ``\\uXXXX`` escapes."""
+    text = json.dumps(data, indent=2, ensure_ascii=False)
+    return _RAW_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def _print(text: str = "") -> None:
+    """Print text that may come from abstracts or the user: no escape codes reach the terminal."""
+    print(strip_unsafe(text))
 
 
 async def _stream(assistant, question: str, mode: str, history, out) -> AnswerResult:
     result: AnswerResult | None = None
     async for event in assistant.astream(question, mode=mode, history=history):
         if isinstance(event, TokenEvent) and out is not None:
-            out.write(event.text)
+            out.write(strip_unsafe(event.text))
             out.flush()
         elif isinstance(event, DoneEvent):
             result = event.result
@@ -74,20 +78,22 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     from chains.assistant import Assistant
 
     mode = args.mode or cfg.chains.mode
-    history = _parse_history(args.history)
+    # checked before anything is loaded: a bad question costs milliseconds, not a model load
+    question = validate_question(args.question, cfg.chains.max_question_chars)
+    history = parse_history(args.history, cfg.chains.max_question_chars)
     assistant = Assistant.from_config(cfg)
     if args.json:
-        result = asyncio.run(_stream(assistant, args.question, mode, history, None))
-        print(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+        result = asyncio.run(_stream(assistant, question, mode, history, None))
+        print(json_for_terminal(result_json(result)))
         return 0
-    result = asyncio.run(_stream(assistant, args.question, mode, history, sys.stdout))
-    print()
+    result = asyncio.run(_stream(assistant, question, mode, history, sys.stdout))
+    _print()
     if result.sub_queries:
-        print("\nSub-queries: " + " | ".join(result.sub_queries))
+        _print("\nSub-queries: " + " | ".join(result.sub_queries))
     if result.searched_question != result.question:
-        print(f"\nSearched: {result.searched_question}")
+        _print(f"\nSearched: {result.searched_question}")
     if result.filters:
-        print(f"Filters: {result.filters}")
+        _print(f"Filters: {result.filters}")
     if result.sources:
-        print("\nSources:\n" + format_sources(result))
+        _print("\nSources:\n" + format_sources(result))
     return 0

@@ -25,6 +25,7 @@ from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.heap import release_freed_memory
 from indexing.store import (
+    DamagedIndexError,
     IndexMissingError,
     Manifest,
     ShardCache,
@@ -32,6 +33,7 @@ from indexing.store import (
     new_build_dir,
     open_current,
     publish,
+    verify_build,
 )
 from ingest.models import Article
 
@@ -133,6 +135,10 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
     except IndexMissingError:
         return None
     if manifest.embedding_backend != cfg.index.embedding_backend:
+        return None
+    try:
+        verify_build(folder, manifest)  # vectors from a damaged build are not reused
+    except DamagedIndexError:
         return None
     index = faiss.read_index(str(folder / "dense.faiss"))
     vectors = index.reconstruct_n(0, index.ntotal)

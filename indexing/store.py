@@ -28,18 +28,27 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from settings.errors import IndexMissingError
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
 DATA_FILES = ("chunks.parquet", "articles.parquet", "dense.faiss", "bm25.npz", "bm25_vocab.json")
+PHRASE_FILES = ("bm25_pairs.npz", "bm25_pair_keys.npy")
 HOW_TO_BUILD = "build it with `make run` or `.venv/bin/python -m app index build`"
+DAMAGED = "damaged index: rebuild with `python -m app index build`"
 
 
 class IndexMismatchError(IndexMissingError):
     """The index on disk was built with other settings than cfg.yaml asks for."""
+
+
+class DamagedIndexError(IndexMissingError):
+    """A file of the build (the manifest included) is missing, edited or corrupted."""
+
+    def __init__(self, folder: Path, detail: str) -> None:
+        super().__init__(f"{DAMAGED} ({folder}: {detail})")
 
 
 class Manifest(BaseModel):
@@ -65,9 +74,21 @@ class Manifest(BaseModel):
     reused_articles: int = 0
     embedded_articles: int = 0
     file_sha256: dict[str, str] = Field(default_factory=dict)
+    # sha256 of this manifest's own content (every other field), so an edit of it is caught
+    manifest_sha256: str = ""
 
     def stats(self) -> dict:
-        return self.model_dump(exclude={"file_sha256", "corpus_files"})
+        return self.model_dump(exclude={"file_sha256", "corpus_files", "manifest_sha256"})
+
+    def required_files(self) -> tuple[str, ...]:
+        """The files a build of these settings must have (phrase pairs when it was built so)."""
+        return DATA_FILES + (PHRASE_FILES if self.bm25_settings.get("phrases") else ())
+
+
+def manifest_digest(data: dict) -> str:
+    """sha256 of a manifest's fields (as parsed from its JSON), ``manifest_sha256`` left out."""
+    body = {k: v for k, v in data.items() if k != "manifest_sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 @contextlib.contextmanager
@@ -126,8 +147,55 @@ def sha256_file(path: Path) -> str:
     return h.hexdigest()
 
 
-def read_manifest(folder: Path) -> Manifest:
-    return Manifest.model_validate_json((folder / MANIFEST).read_text(encoding="utf-8"))
+def read_manifest(folder: Path, *, verify: bool = False) -> Manifest:
+    """The build's manifest; a file that is not a valid manifest is a :class:`DamagedIndexError`.
+    With ``verify``, its own checksum must match too (a legacy build without one is refused)."""
+    try:
+        raw = json.loads((folder / MANIFEST).read_bytes())
+        manifest = Manifest.model_validate(raw)
+    except FileNotFoundError:
+        raise DamagedIndexError(folder, f"{MANIFEST} is missing") from None
+    except (ValueError, ValidationError, UnicodeDecodeError) as err:
+        first = str(err).splitlines()[0]
+        raise DamagedIndexError(folder, f"{MANIFEST} is not a valid manifest ({first})") from None
+    if verify:
+        if not manifest.manifest_sha256:
+            raise DamagedIndexError(folder, f"{MANIFEST} has no checksum of its own (built by an "
+                                    "older version)")
+        if manifest_digest(raw) != manifest.manifest_sha256:
+            raise DamagedIndexError(folder, f"{MANIFEST} does not match its checksum (edited "
+                                    "or corrupted)")
+    return manifest
+
+
+def verify_build(folder: Path, manifest: Manifest) -> None:
+    """Every file the build needs is listed in the manifest, present and unchanged, and the
+    tables hold the counts the manifest states."""
+    import pyarrow.parquet as pq
+
+    for name in manifest.required_files():
+        if name not in manifest.file_sha256:
+            raise DamagedIndexError(folder, f"{name} has no checksum in {MANIFEST}")
+    for name, digest in manifest.file_sha256.items():
+        path = folder / name
+        if not path.is_file():
+            raise DamagedIndexError(folder, f"{name} is missing")
+        if sha256_file(path) != digest:
+            raise DamagedIndexError(folder, f"{name} does not match its checksum (edited or "
+                                    "corrupted)")
+    for name, want in (("chunks.parquet", manifest.chunks), ("articles.parquet",
+                                                             manifest.articles)):
+        rows = pq.read_metadata(folder / name).num_rows
+        if rows != want:
+            raise DamagedIndexError(folder, f"{name} holds {rows} rows, the manifest says {want}")
+
+
+def check_counts(folder: Path, manifest: Manifest, **sizes: int) -> None:
+    """Each loaded structure (``dense=index.ntotal``, ``bm25=rows``...) has manifest.chunks rows."""
+    for what, size in sizes.items():
+        if size != manifest.chunks:
+            raise DamagedIndexError(folder, f"the {what} index holds {size} rows, the manifest "
+                                    f"says {manifest.chunks} chunks")
 
 
 def new_build_dir(loc: IndexLocation) -> Path:
@@ -138,7 +206,15 @@ def new_build_dir(loc: IndexLocation) -> Path:
 
 def publish(loc: IndexLocation, build_dir: Path, manifest: Manifest) -> None:
     """Checksum the build's files, write its manifest last, then swap the symlink atomically."""
-    manifest.file_sha256 = {name: sha256_file(build_dir / name) for name in DATA_FILES}
+    manifest.file_sha256 = {
+        p.name: sha256_file(p) for p in sorted(build_dir.iterdir())
+        if p.is_file() and not p.name.startswith(MANIFEST)
+    }
+    missing = [name for name in manifest.required_files() if name not in manifest.file_sha256]
+    if missing:
+        raise RuntimeError(f"index build incomplete: {', '.join(missing)} not written")
+    manifest.manifest_sha256 = ""
+    manifest.manifest_sha256 = manifest_digest(manifest.model_dump(mode="json"))
     tmp_manifest = build_dir / (MANIFEST + ".tmp")
     tmp_manifest.write_text(manifest.model_dump_json(indent=2), encoding="utf-8")
     os.replace(tmp_manifest, build_dir / MANIFEST)
@@ -165,17 +241,13 @@ def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:
     loc = location(cfg)
     folder = loc.current()
     if folder is None:
+        if loc.link.is_symlink() and loc.link.resolve().is_dir():  # a build without manifest
+            raise DamagedIndexError(loc.link.resolve(), f"{MANIFEST} is missing")
         raise IndexMissingError(f"no search index at {loc.link}: {HOW_TO_BUILD}")
-    manifest = read_manifest(folder)
+    manifest = read_manifest(folder, verify=verify)
     check_compatible(manifest, cfg)
     if verify:
-        for name, digest in manifest.file_sha256.items():
-            path = folder / name
-            if not path.is_file() or sha256_file(path) != digest:
-                raise IndexMissingError(
-                    f"index file {path} is missing or does not match its manifest checksum "
-                    f"(damaged or edited): rebuild with `.venv/bin/python -m app index build`"
-                )
+        verify_build(folder, manifest)
     return folder, manifest
 
 

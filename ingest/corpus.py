@@ -136,9 +136,27 @@ def load_corpus(cfg: Config, files: Sequence[Path] | None = None) -> CorpusLoad:
             f"the corpus gave no usable article ({len(files)} file(s), {merge.records} records, "
             f"{len(dropped)} with an abstract under {minimum} characters, "
             f"{len(report.bad_records)} unreadable): check the files (`python -m app ingest`), "
-            "or lower corpus.min_abstract_chars in cfg.yaml"
+            "or lower corpus.min_abstract_chars in cfg.yaml" + _unreadable_files(report)
         )
     return CorpusLoad(articles=articles, report=report, files=list(files))
+
+
+MAX_FILES_NAMED = 20
+
+
+def _unreadable_files(report: CorpusReport) -> str:
+    """One line per file that gave no article, with its first problem."""
+    lines = []
+    for f in report.files:
+        if f.records:
+            continue
+        problems = [b for b in report.bad_records if b.file == f.path]
+        why = f"{problems[0].position}: {problems[0].reason}" if problems else "no records in it"
+        more = f" (+{len(problems) - 1} more)" if len(problems) > 1 else ""
+        lines.append(f"\n  {f.path}: {why}{more}")
+    if len(lines) > MAX_FILES_NAMED:
+        lines = [*lines[:MAX_FILES_NAMED], f"\n  ... and {len(lines) - MAX_FILES_NAMED} more"]
+    return "".join(lines)
 
 
 def _read(files: Sequence[Path], report: CorpusReport) -> Iterator[Article | Deletion]:
@@ -177,7 +195,12 @@ def ensure_corpus(cfg: Config, fetch: Fetcher | None = None) -> list[Path]:
         def fetch(c: Config) -> object:
             return fetch_corpus(c, log=_stderr)
 
-    _stderr(f"no corpus files found: downloading from PubMed into {out_dir}")
+    looked = ", ".join(str(cfg.resolve(e)) for e in cfg.corpus.paths) or "corpus.paths (empty)"
+    _stderr(
+        f"no corpus files found in {looked}: downloading corpus.fetch.query "
+        f"({cfg.corpus.fetch.query!r}) from PubMed into {out_dir}, because `make run` needs a "
+        "corpus to index (Ctrl+C stops it; put your own files there to skip the download)"
+    )
     try:
         fetch(cfg)
     except FetchError as err:

@@ -64,6 +64,11 @@ class _Chunk:
     line: int  # line of the record's start tag (1-based)
 
 
+@dataclass(frozen=True)
+class _Unterminated(_Chunk):
+    """A record cut off by the start of the next one: its end tag is missing."""
+
+
 class _Splitter:
     """Cuts a PubMed XML byte stream into record chunks, remembering line numbers and damage."""
 
@@ -109,7 +114,8 @@ class _Splitter:
         return self.buf[: match.start()] if match else self.buf
 
     def chunks(self) -> Iterator[_Chunk | tuple[int, bytes]]:
-        """Complete records; a ``(line, tag)`` tuple for a record cut off by the end of file."""
+        """Complete records; an :class:`_Unterminated` chunk for a record cut off by the next
+        record's start tag; a ``(line, data)`` tuple for a record cut off by the end of file."""
         while True:
             match = _OPEN_RE.search(self.buf, self.pos)
             if match is None:
@@ -126,8 +132,16 @@ class _Splitter:
                 searched = len(self.buf) - self.pos
                 self._read_more()
                 end = self.buf.find(close, self.pos + max(0, searched - len(close)))
+            # A record whose end tag is missing would run into the next record(s) up to their
+            # end tag and take them down with it: it ends where the next record starts instead.
+            limit = end if end != -1 else len(self.buf)
+            following = _OPEN_RE.search(self.buf, self.pos + 1, limit)
+            if following is not None:
+                yield _Unterminated(tag, self.buf[self.pos : following.start()], self.line)
+                self._advance(following.start())
+                continue
             if end == -1:
-                yield (self.line, tag)
+                yield (self.line, self.buf[self.pos :])
                 return
             stop = end + len(close)
             yield _Chunk(tag, self.buf[self.pos : stop], self.line)
@@ -141,6 +155,8 @@ def iter_pubmed_xml(stream: BinaryIO, name: str = "<stream>") -> Iterator[Record
     splitter = _Splitter(stream)
     prolog = splitter.prolog()
     problem = _check_prolog(prolog)
+    if problem and splitter.damage:  # cut before its first record: the damage is the news
+        problem = f"the file ends before its first record: {splitter.damage}; download it again"
     if problem:
         yield BadRecord(name, "line 1", problem)
         return
@@ -149,14 +165,19 @@ def iter_pubmed_xml(stream: BinaryIO, name: str = "<stream>") -> Iterator[Record
     record_no = 0
     for chunk in splitter.chunks():
         if isinstance(chunk, tuple):
-            line, _tag = chunk
+            line, data = chunk
             reason = "the file ends inside this record (truncated download?)"
             if splitter.damage:
                 reason += f"; {splitter.damage}"
-            yield BadRecord(name, f"line {line}, record {record_no + 1}", reason)
+            pmid = _PMID_RE.search(data)
+            yield BadRecord(name, f"line {line}, record {record_no + 1}", reason,
+                            pmid.group(1).decode() if pmid else None)
             return
         if chunk.tag != b"DeleteCitation":
             record_no += 1
+        if isinstance(chunk, _Unterminated):
+            yield _unterminated(chunk, name, record_no)
+            continue
         yield _parse_chunk(chunk, name, record_no, encoding)
     if splitter.damage:
         yield BadRecord(name, f"line {splitter.line}", splitter.damage)
@@ -177,6 +198,17 @@ def _check_prolog(prolog: bytes) -> str | None:
     return (
         f"not PubMed XML (root element <{shown}>, expected <PubmedArticleSet>): remove it "
         "from corpus.paths or export it from PubMed as XML"
+    )
+
+
+def _unterminated(chunk: _Unterminated, name: str, record_no: int) -> BadRecord:
+    tag = chunk.tag.decode()
+    pmid = _PMID_RE.search(chunk.data)
+    return BadRecord(
+        name,
+        f"line {chunk.line}, record {record_no}",
+        f"malformed XML (<{tag}> has no closing </{tag}> before the next record starts)",
+        pmid.group(1).decode() if pmid else None,
     )
 
 

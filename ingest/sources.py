@@ -63,6 +63,8 @@ def iter_file(path: Path) -> Iterator[Record]:
                 yield from iter_pubmed_xml(buffered, name=name)
             elif fmt == "medline":
                 yield from _iter_medline_text(buffered, name)
+            elif not head.strip():
+                yield BadRecord(name, "line 1", "empty file (download it again or remove it)")
             else:
                 yield BadRecord(
                     name,

@@ -50,9 +50,27 @@ _INLINE_LABEL_RE = re.compile(r"(?<=[.!?)\]]) +(?=[A-Z][A-Z0-9 ,&/()-]{2,60}: )"
 _LEADING_LABEL_RE = re.compile(r"^([A-Z][A-Z0-9 ,&/()-]{2,60}): +(.*)$", re.DOTALL)
 
 
+# Terminal escape sequences (CSI ... final byte, OSC ... BEL/ST) are removed whole; then every C0
+# and C1 control character except newline and tab, and the bidirectional overrides/isolates
+# (U+202A-202E, U+2066-2069) that can reverse how a title reads on a page or in a terminal.
+_ESCAPE_SEQ = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x9b[0-?]*[ -/]*[@-~]"
+)
+_UNSAFE_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def strip_unsafe(text: str | None) -> str:
+    """``text`` without escape sequences, control characters (newline and tab kept) and bidi
+    overrides: what may reach a terminal, a page or the index."""
+    if not text:
+        return ""
+    return _UNSAFE_CHARS.sub("", _ESCAPE_SEQ.sub("", text))
+
+
 def clean(text: str | None) -> str:
-    """Collapse every run of whitespace (line wraps, MathML indentation) to one space."""
-    return " ".join(text.split()) if text else ""
+    """Collapse every run of whitespace (line wraps, MathML indentation) to one space; drop
+    control characters and bidi overrides (:func:`strip_unsafe`)."""
+    return " ".join(strip_unsafe(text).split()) if text else ""
 
 
 def format_section(label: str | None, text: str) -> str:

@@ -19,7 +19,7 @@ from langchain_core.documents import Document
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
-from indexing.store import Manifest, open_current
+from indexing.store import Manifest, check_counts, open_current
 from retrievers.filters import Filters
 
 
@@ -73,6 +73,10 @@ class FaissBM25Backend:
             relevance_score_fn=identity_relevance,
         )
         self.bm25 = BM25Index.load(folder, phrase_weight=cfg.retrieval.bm25.phrase_weight)
+        sizes = {"chunk table": len(self.docs), "dense": index.ntotal, "BM25": self.bm25.size}
+        if self.bm25.phrases is not None:
+            sizes["BM25 phrase"] = self.bm25.phrases.size
+        check_counts(folder, self.manifest, **sizes)
         self.years = np.array([m.get("year") or -1 for m in stored.metadata], dtype=np.int32)
         self._rows_by_pmid: dict[str, list[int]] | None = None
 

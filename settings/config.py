@@ -153,6 +153,9 @@ class LLMConfig(_Section):
     max_new_tokens: int = Field(128, ge=1)
     repetition_penalty: float = Field(1.1, gt=0)
     context_window: int = Field(2048, ge=256)
+    timeout_s: float = Field(
+        180, gt=0, description="time limit of one answer; the answer stops there with a note"
+    )
     openai_base_url: str | None = None
     openai_model: str | None = None
 
@@ -170,6 +173,9 @@ class ChainsConfig(_Section):
     mode: Literal["plain", "conversational", "multi-query"] = "plain"
     conversation_depth: int = Field(2, ge=0)
     n_queries: int = Field(3, ge=1, le=10)
+    max_question_chars: int = Field(
+        2000, ge=20, description="longer questions are refused before any work is done"
+    )
     refusal: str = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 
 
@@ -230,9 +236,15 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     if not path.is_file():
         raise ConfigError(f"config file not found: {path} (copy cfg.yaml from the repository)")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         raise ConfigError(f"{path} is not valid YAML: {err}") from None
+    if data is None or data == {}:
+        # an emptied or truncated file would otherwise run on defaults (another corpus, model)
+        raise ConfigError(
+            f"{path} is empty: copy cfg.yaml from the repository (every section is listed "
+            "there) and edit the keys you need"
+        )
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of sections at the top level")
     if overrides:

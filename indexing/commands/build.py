@@ -15,6 +15,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="reuse an up-to-date index; update a stale one; build only when missing",
     )
+    parser.add_argument(
+        "--fetch-if-empty",
+        action="store_true",
+        help="when no corpus file is found, download corpus.fetch.query from PubMed first "
+        "(what `make run` does; without it a missing corpus is an error)",
+    )
 
 
 def run(cfg, args: argparse.Namespace) -> int:

@@ -30,6 +30,8 @@ def index_state(cfg, checksum: str) -> str:
     bm25 = bm25_build_settings(cfg)
     if manifest.embedding_backend != cfg.index.embedding_backend or manifest.bm25_settings != bm25:
         return "stale"
+    if not manifest.manifest_sha256:  # built before manifests were checksummed: rebuild, reusing
+        return "stale"
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
@@ -42,7 +44,7 @@ def current_manifest(cfg):  # the manifest of the configured backend
 
 
 def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
-    from ingest.corpus import ensure_corpus, load_corpus
+    from ingest.corpus import ensure_corpus, find_corpus_files, load_corpus
 
     extra: dict = {}
     if cfg.retrieval.backend == "milvus":
@@ -57,7 +59,9 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
         from indexing.build import build_index
 
     started = time.perf_counter()
-    files = ensure_corpus(cfg)
+    # Downloading is never a side effect of indexing: only `--fetch-if-empty` (make run) or
+    # `python -m app ingest --fetch` starts one.
+    files = ensure_corpus(cfg) if getattr(args, "fetch_if_empty", False) else find_corpus_files(cfg)
     if getattr(args, "if_needed", False):
         from ingest.corpus import corpus_checksum
 

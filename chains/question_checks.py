@@ -1,0 +1,128 @@
+"""Checks on a question before any work is done for it (CLI, chat, :class:`Assistant`).
+
+* :func:`validate_question`: control and bidi-override characters removed, not empty, at most
+  ``chains.max_question_chars`` characters (a 100,000-character question would otherwise hold the
+  one model for many minutes);
+* :func:`parse_history`: ``--history`` JSON of the exact shape ``[["question", "answer"], ...]``,
+  bounded in size and depth;
+* :func:`language_refusal`: the corpus and both retrievers are English; a question whose words
+  cannot match (another language) gets one clear message instead of unrelated sources or an
+  answer not drawn from them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+from functools import lru_cache
+from typing import Any
+
+from ingest.text import strip_unsafe
+from settings.errors import UserFacingError
+
+MAX_HISTORY_TURNS = 50
+NOT_ENGLISH = (
+    "The corpus is English: I can only search PubMed abstracts with an English question. "
+    "Please ask in English."
+)
+# Words that mark a sentence as English and are not words of the languages langid confuses short
+# English questions with (es, fr, de, nl, it, pt, da...): "in", "is", "was", "do", "on", "an" are.
+ENGLISH_MARKERS = frozenset("""
+the of and are does did what which how with for were can be been has have had this that these
+those there their than between who whom why when where after before during from by not its into
+any more most should could would will may might whether among versus
+""".split())
+# ... and the English question openers that are words elsewhere too ("do" in pt, "is" in nl)
+ENGLISH_OPENERS = frozenset({"do", "is", "was"})
+MIN_FOREIGN_PROB = 0.99
+
+
+class QuestionError(UserFacingError):
+    """A question (or history) that is refused before any work is done."""
+
+
+def validate_question(question: str | None, max_chars: int) -> str:
+    """The question to work on, or a :class:`QuestionError` saying what is wrong with it."""
+    text = strip_unsafe(question or "").strip()
+    if not text:
+        raise QuestionError("the question is empty: type a question")
+    if len(text) > max_chars:
+        raise QuestionError(
+            f"the question is {len(text):,} characters long; the limit is {max_chars:,} "
+            "(chains.max_question_chars in cfg.yaml): ask it in a sentence or two"
+        )
+    return text
+
+
+def parse_history(text: str | None, max_chars: int) -> list[tuple[str, str]]:
+    """``--history`` as a list of (question, answer) turns; anything else is a clear error."""
+    if not text:
+        return []
+    usage = '--history must be JSON like [["first question", "its answer"], ...]'
+    limit = MAX_HISTORY_TURNS * 5 * max_chars
+    if len(text) > limit:
+        raise QuestionError(f"{usage}; it is {len(text):,} characters long (limit {limit:,})")
+    try:
+        data: Any = json.loads(text)
+    except RecursionError:
+        raise QuestionError(f"{usage}; it is nested too deeply") from None
+    except ValueError as err:
+        raise QuestionError(f"{usage} ({err})") from None
+    if not isinstance(data, list):
+        raise QuestionError(f"{usage}; got a JSON {type(data).__name__}")
+    if len(data) > MAX_HISTORY_TURNS:
+        raise QuestionError(f"{usage}; at most {MAX_HISTORY_TURNS} turns (got {len(data)})")
+    turns: list[tuple[str, str]] = []
+    for i, turn in enumerate(data, 1):
+        if not (isinstance(turn, list) and len(turn) == 2
+                and all(isinstance(part, str) for part in turn)):
+            raise QuestionError(f"{usage}; turn {i} is not a [question, answer] pair of strings")
+        question = validate_question(turn[0], max_chars)
+        turns.append((question, strip_unsafe(turn[1]).strip()))
+    return turns
+
+
+def _latin_share(text: str) -> float:
+    letters = [c for c in text if c.isalpha()]
+    if not letters:
+        return 1.0
+    latin = sum(1 for c in letters if c.isascii() or "LATIN" in unicodedata.name(c, ""))
+    return latin / len(letters)
+
+
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
+    from langid.langid import LanguageIdentifier, model
+
+    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
+
+
+def language_refusal(question: str) -> str | None:
+    """:data:`NOT_ENGLISH` when ``question`` is not English, else None.
+
+    Another script is refused outright. A Latin-script question is refused when langid is sure it
+    is another language (p >= 0.99) and it has no English function word: langid alone mistakes
+    short English questions ("Does exercise during pregnancy prevent postnatal depression?" for
+    French), and the BM25 vocabulary cannot tell, as the corpus holds Spanish, French and German
+    abstracts too (README "Security")."""
+    if _latin_share(question) < 0.5:
+        return NOT_ENGLISH
+    words = re.findall(r"[a-z]+", question.casefold())
+    if set(words) & ENGLISH_MARKERS or (words and words[0] in ENGLISH_OPENERS):
+        return None
+    lang, prob = _identifier().classify(question)
+    return NOT_ENGLISH if lang != "en" and prob >= MIN_FOREIGN_PROB else None
+
+
+def refusal_events(question: str, mode: str, text: str, t0: float) -> list[Any]:
+    """The Prepared/Token/Done events of a question refused before retrieval."""
+    import time
+
+    from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent
+
+    elapsed = round(time.perf_counter() - t0, 4)
+    result = AnswerResult(answer=text, mode=mode, question=question, searched_question=question,
+                          refused=True, timings={"first_token_s": elapsed, "total_s": elapsed})
+    return [PreparedEvent(searched_question=question), TokenEvent(text=text),
+            DoneEvent(result=result)]
