@@ -153,6 +153,9 @@ class LLMConfig(_Section):
     max_new_tokens: int = Field(128, ge=1)
     repetition_penalty: float = Field(1.1, gt=0)
     context_window: int = Field(2048, ge=256)
+    n_threads: int | None = Field(None, ge=1, description="gpt4all CPU threads")
+    n_batch: int = Field(128, ge=1, description="gpt4all: prompt tokens evaluated per batch")
+    gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
     openai_base_url: str | None = None
     openai_model: str | None = None
 
