@@ -206,7 +206,13 @@ def prepare_for_gpt4all(
     """The file to hand gpt4all: ``source`` as is, or its cached copy when its pre-tokenizer
     name is one gpt4all's llama.cpp rejects and ``rewrites`` maps it to a known one."""
     rewrites = DEFAULT_REWRITES if rewrites is None else rewrites
-    meta = read_metadata(source)
+    try:
+        meta = read_metadata(source)
+    except Exception as err:  # noqa: BLE001 - a file to load as is: llama.cpp says what is wrong
+        if rewrites:
+            raise
+        log.warning("could not read the metadata of %s (%s): loading it as is", source, err)
+        return PreparedGGUF(source, None, None, source, rewritten=False)
     pre = meta[PRE_KEY]
     if pre in rewrites:
         target = rewrites[pre]
