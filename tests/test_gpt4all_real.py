@@ -85,8 +85,13 @@ def test_streams_token_by_token_and_greedy_is_deterministic(g4a) -> None:  # noq
     assert len(pieces) >= 4 and text.strip()
     assert "<|im_" not in text and "Name one symptom" not in text
     assert short.invoke(CHAT).content == text  # temperature 0 = greedy
-    # max_new_tokens is honoured: llama.cpp's context holds the prompt plus at most 16 tokens
-    assert _generated_tokens(g4a, CHAT) <= 16
+
+
+def test_max_new_tokens_is_honoured(g4a) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Write a long essay about the history of vaccines.")]
+    text = g4a.bind(max_new_tokens=12).invoke(msgs).content
+    # llama.cpp's context holds the prompt plus the tokens generated, and no more than asked
+    assert 8 <= _generated_tokens(g4a, msgs) <= 12 and len(text.split()) <= 12
 
 
 def test_assistant_prefix_is_continued(g4a) -> None:  # noqa: ANN001
