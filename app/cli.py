@@ -40,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
         {
             "retrieval": ("hit@k, MRR, nDCG for BM25, dense and hybrid", "eval.retrieval"),
             "answers": ("PubMedQA-style yes/no/maybe accuracy", "eval.answers"),
+            "tokenizer": ("gpt4all vs Hugging Face token ids on corpus text", "eval.tokenizer"),
         },
     ),
     "bench": (

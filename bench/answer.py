@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import statistics
 import sys
 import time
@@ -27,7 +28,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--modes", nargs="+", choices=MODES, default=["plain"])
     parser.add_argument("--questions", default=str(SHARED_QUESTIONS), help="JSONL with question")
     parser.add_argument("--split", default="test")
+    parser.add_argument("--backends", default=None,
+                        help="compare LLM backends in one run, comma-separated; each may set "
+                        "llm keys: huggingface,gpt4all,gpt4all:n_threads=1:n_batch=512 "
+                        "(default: cfg.yaml's llm as is)")  # fmt: skip
     parser.add_argument("--json", action="store_true")
+
+
+def backend_config(cfg: Config, spec: str) -> Config:
+    """``gpt4all:n_threads=1:n_batch=512`` -> cfg with those ``llm`` settings (validated)."""
+    name, *pairs = spec.split(":")
+    update: dict = {"backend": name}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        update[key] = value
+    llm = type(cfg.llm).model_validate({**cfg.llm.model_dump(), **update})
+    return cfg.model_copy(update={"llm": llm})
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -86,18 +102,38 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     from chains.assistant import Assistant
 
     questions = load_questions(path, args.split, args.n)
-    assistant = Assistant.from_config(cfg)
+    specs = [b.strip() for b in (getattr(args, "backends", None) or "").split(",") if b.strip()]
+    if not specs:
+        single = _bench_backend(Assistant.from_config(cfg), questions, args)
+        report = {"n": len(questions), **single}
+        return _print(report, args)
+    from retrievers.loading import load_retriever
+
+    retriever = load_retriever(cfg)  # one index for every backend
+    report = {"n": len(questions), "backends": {}}
+    for spec in specs:
+        assistant = Assistant.from_config(backend_config(cfg, spec), retriever=retriever)
+        report["backends"][spec] = _bench_backend(assistant, questions, args)
+    return _print(report, args)
+
+
+def _bench_backend(assistant, questions: list[str], args: argparse.Namespace) -> dict:  # noqa: ANN001
     t = time.perf_counter()
     _ = assistant.llm
     load_s = time.perf_counter() - t
     asyncio.run(timed(assistant, questions[0], "plain"))  # warm-up (first-call overheads)
 
-    report: dict = {"n": len(questions), "llm_load_s": round(load_s, 2), "modes": {}}
+    report: dict = {
+        "backend": assistant.cfg.llm.backend,
+        "model": str(assistant.llm._identifying_params.get("model_name", "")),
+        "llm_load_s": round(load_s, 2),
+        "modes": {},
+    }
     for mode in args.modes:
         ttft: list[float] = []
         total: list[float] = []
         chars = 0
-        refused = 0
+        refused = cited = with_verdict = 0
         for q in questions:
             first, full, result, _ = asyncio.run(timed(assistant, q, mode))
             if result.refused:
@@ -106,6 +142,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
             ttft.append(first)
             total.append(full)
             chars += len(result.answer)
+            cited += bool(re.search(r"\[\d+\]", result.answer))
+            with_verdict += result.verdict is not None
         report["modes"][mode] = {
             "answered": len(total),
             "refused": refused,
@@ -115,15 +153,25 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
             "total_p95_s": round(percentile(total, 95), 3),
             "mean_s": round(statistics.fmean(total), 3) if total else None,
             "mean_answer_chars": round(chars / max(1, len(total))),
+            "cited": cited,  # answers with at least one [n] citation
+            "with_verdict": with_verdict,  # answers led by the yes/no verdict
         }
+    return report
+
+
+def _print(report: dict, args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(report, indent=2))
         return 0
-    print(f"questions: {report['n']}  LLM load: {report['llm_load_s']} s")
-    print(f"{'mode':<15}{'n':>4}{'TTFT p50':>10}{'p95':>8}{'total p50':>11}{'p95':>8}")
-    for mode, r in report["modes"].items():
-        print(
-            f"{mode:<15}{r['answered']:>4}{r['ttft_p50_s']:>10}{r['ttft_p95_s']:>8}"
-            f"{r['total_p50_s']:>11}{r['total_p95_s']:>8}"
-        )
+    runs = report.get("backends") or {report.get("backend", "llm"): report}
+    print(f"questions: {report['n']}")
+    print(f"{'backend':<28}{'mode':<15}{'n':>4}{'TTFT p50':>10}{'p95':>8}{'total p50':>11}"
+          f"{'p95':>8}{'cited':>7}{'verdict':>9}")  # fmt: skip
+    for name, run_ in runs.items():
+        for mode, r in run_["modes"].items():
+            print(
+                f"{name:<28}{mode:<15}{r['answered']:>4}{r['ttft_p50_s']:>10}{r['ttft_p95_s']:>8}"
+                f"{r['total_p50_s']:>11}{r['total_p95_s']:>8}{r['cited']:>7}{r['with_verdict']:>9}"
+            )
+        print(f"{name:<28}LLM load {run_['llm_load_s']} s")
     return 0

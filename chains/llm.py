@@ -186,42 +186,12 @@ def kwargs_for_tokenizer(model_kwargs: dict[str, Any]) -> dict[str, Any]:
 def _load_gpt4all(llm: LLMConfig, root: Path | None) -> BaseChatModel:
     if importlib.util.find_spec("gpt4all") is None:
         raise ModelLoadError(
-            "llm.backend is gpt4all but the gpt4all package is not installed: `pip install "
-            "gpt4all` (note: its bundled llama.cpp cannot read every GGUF, e.g. SmolLM2's), or set "
-            "llm.backend: huggingface"
+            "llm.backend is gpt4all but the gpt4all package is not installed: "
+            "`pip install gpt4all==2.8.2`, or set llm.backend: huggingface"
         )
-    loc = locate_model(llm, root)
-    if not loc.gguf_file:
-        raise ModelLoadError(
-            "llm.backend gpt4all needs a .gguf file: set llm.model_path to it (or llm.gguf_file)"
-        )
-    from chains.gpt4all_chat import GPT4AllChatModel
+    from chains.gpt4all_load import load_gpt4all
 
-    device = {"auto": None, "cpu": "cpu", "gpu": "gpu", "cuda": "cuda"}[llm.device]
-    try:
-        from gpt4all import GPT4All
-
-        client = GPT4All(
-            model_name=loc.gguf_file,
-            model_path=str(loc.folder),
-            allow_download=False,
-            device=device,
-            n_ctx=llm.context_window,
-            verbose=False,
-        )
-    except Exception as err:
-        raise ModelLoadError(
-            f"gpt4all could not load llm.model_path={loc.folder / loc.gguf_file}: {err} "
-            "(gpt4all's llama.cpp may not support this GGUF: try llm.backend: huggingface)"
-        ) from err
-    return GPT4AllChatModel(
-        client=client,
-        model_name=loc.gguf_file,
-        temperature=llm.temperature,
-        top_p=llm.top_p,
-        max_new_tokens=llm.max_new_tokens,
-        repetition_penalty=llm.repetition_penalty,
-    )
+    return load_gpt4all(llm, locate_model(llm, root), root, packaged=not llm.model_path)
 
 
 def _load_openai(llm: LLMConfig, root: Path | None) -> BaseChatModel:
@@ -269,7 +239,12 @@ def approx_token_count(text: str) -> int:
 
 def message_token_counter(model: BaseChatModel) -> Callable[[Sequence[BaseMessage]], int]:
     """Count a prompt's tokens with the model's own tokenizer when it has one, else estimate."""
-    if capabilities(model).counts_tokens and isinstance(model, TokenCountingModel):
+    # a gpt4all model over a user's GGUF may have no tokenizer to count with: then estimate
+    if (
+        capabilities(model).counts_tokens
+        and isinstance(model, TokenCountingModel)
+        and getattr(model, "tokenizer", True) is not None
+    ):
         counter: TokenCountingModel = model
         return lambda msgs: len(counter.encode_messages(msgs))
 

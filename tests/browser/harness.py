@@ -84,6 +84,7 @@ def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None 
         data["prompts"][key] = str(cfg.resolve(value))
     if cfg.llm.model_path:
         data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
+    data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
     for section, values in (overrides or {}).items():
         data.setdefault(section, {}).update(values)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")

@@ -1,0 +1,129 @@
+"""Load a GGUF through gpt4all (never downloading) into a :class:`GPT4AllChatModel`.
+
+gpt4all 2.8.2 reports a failed load only on its C stderr (llama.cpp's log) and returns an object
+whose model is not loaded; here that log is captured during the load, and a failure becomes a
+:class:`ModelLoadError` naming the file, llama.cpp's reason and the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from chains.gguf_compat import cached_tokenizer, prepare_for_gpt4all
+from settings.config import LLMConfig
+from settings.errors import ModelLoadError
+
+
+@contextlib.contextmanager
+def captured_stderr_fd() -> Iterator[list[str]]:
+    """Everything written to file descriptor 2 (C code included) inside the block."""
+    out: list[str] = []
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield out
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            out.append(tmp.read().decode("utf-8", "replace"))
+
+
+def load_failure_reason(log: str) -> str:
+    """llama.cpp's own words for why a load failed (its ``error ...`` lines)."""
+    lines = [ln.strip() for ln in log.splitlines() if re.search(r"error|failed", ln, re.I)]
+    lines = [ln for ln in lines if "libcudart" not in ln and "libllamamodel" not in ln]
+    return "; ".join(dict.fromkeys(lines)) or "no reason given by llama.cpp"
+
+
+def load_failure_fix(reason: str, path: Path) -> str:
+    if "pre-tokenizer" in reason:
+        return (
+            "its tokenizer.ggml.pre names a pre-tokenizer this llama.cpp does not know: write a "
+            "copy with a known one (`python -m gguf.scripts.gguf_new_metadata --pre-tokenizer "
+            f"gpt-2 {path} OUT.gguf`), check it with `python -m app eval tokenizer --gguf "
+            "OUT.gguf --reference-gguf IN.gguf`, or set llm.backend: huggingface"
+        )
+    if "bounds" in reason or "corrupt" in reason or "truncat" in reason or "magic" in reason:
+        return "the file is incomplete or corrupted: download or copy it again"
+    return "check that it is a GGUF model file, or set llm.backend: huggingface in cfg.yaml"
+
+
+def _tokenizer(source: Path, cache_dir: Path):  # noqa: ANN202 - tokenizers.Tokenizer | None
+    folder = cached_tokenizer(source, cache_dir)
+    if folder is None:
+        return None
+    from tokenizers import Tokenizer
+
+    return Tokenizer.from_file(str(folder / "tokenizer.json"))
+
+
+def load_gpt4all(llm: LLMConfig, loc, root: Path | None, *, packaged: bool):  # noqa: ANN001, ANN201
+    """``loc`` is a :class:`chains.llm.ModelLocation`; ``packaged``: the default model, whose
+    pre-tokenizer name is rewritten in a cached copy (a user's own file is loaded as is)."""
+    from chains.gpt4all_chat import GPT4AllChatModel
+
+    if not loc.gguf_file:
+        raise ModelLoadError(
+            "llm.backend gpt4all needs a .gguf file: set llm.model_path to it (or llm.gguf_file)"
+        )
+    source = loc.folder / loc.gguf_file
+    cache_dir = Path(llm.gguf_cache).expanduser()
+    if not cache_dir.is_absolute() and root is not None:
+        cache_dir = root / cache_dir
+    try:
+        prepared = prepare_for_gpt4all(source, cache_dir, None if packaged else {})
+    except (OSError, ValueError) as err:
+        raise ModelLoadError(
+            f"could not read the GGUF {source} for gpt4all: {type(err).__name__}: {err} "
+            f"(check the file; the default model's copy goes to llm.gguf_cache={cache_dir})"
+        ) from err
+    device = {"auto": None, "cpu": "cpu", "gpu": "gpu", "cuda": "cuda"}[llm.device]
+    from gpt4all import GPT4All
+    from gpt4all import _pyllmodel as binding
+
+    try:
+        with captured_stderr_fd() as log:
+            client = GPT4All(
+                model_name=prepared.path.name,
+                model_path=str(prepared.path.parent),
+                allow_download=False,
+                device=device,
+                n_ctx=llm.context_window,
+                verbose=False,
+            )
+    except Exception as err:
+        reason = f"{err}; {load_failure_reason(''.join(log))}"
+        raise ModelLoadError(
+            f"gpt4all could not load {prepared.path}: {reason} "
+            f"({load_failure_fix(reason, prepared.path)})"
+        ) from err
+    if not binding.llmodel.llmodel_isModelLoaded(client.model.model):
+        reason = load_failure_reason("".join(log))
+        raise ModelLoadError(
+            f"gpt4all could not load {prepared.path}: {reason} "
+            f"({load_failure_fix(reason, prepared.path)})"
+        )
+    if llm.n_threads:
+        client.model.set_thread_count(llm.n_threads)
+    return GPT4AllChatModel(
+        client=client,
+        tokenizer=_tokenizer(source, cache_dir),
+        chat_template=prepared.chat_template,
+        model_name=loc.gguf_file,
+        temperature=llm.temperature,
+        top_p=llm.top_p,
+        max_new_tokens=llm.max_new_tokens,
+        repetition_penalty=llm.repetition_penalty,
+        context_window=llm.context_window,
+        n_batch=llm.n_batch,
+    )

