@@ -78,8 +78,9 @@ def _is_abbreviation(text: str, stop: int, next_char: str) -> bool:
     return word in ABBREVIATIONS or (word in NUMBERED_ABBREVIATIONS and next_char.isdigit())
 
 
-def _inside_parenthesis(text: str, pos: int, seg_start: int) -> bool:
-    """An unclosed "(" or "[" before ``pos`` that closes within the look-ahead window."""
+def _inside_parenthesis(text: str, pos: int, seg_start: int, prefix_only: bool) -> bool:
+    """An unclosed "(" or "[" before ``pos`` that closes within the look-ahead window (or at all
+    with ``prefix_only``, where the decision may not depend on text not yet streamed)."""
     depth = 0
     for ch in text[seg_start:pos]:
         if ch in "([":
@@ -88,11 +89,15 @@ def _inside_parenthesis(text: str, pos: int, seg_start: int) -> bool:
             depth -= 1
     if not depth:
         return False
+    if prefix_only:
+        return True
     ahead = text[pos : pos + _PAREN_LOOKAHEAD]
     return any(ch in ")]" for ch in ahead)
 
 
-def _split_segment(text: str, start: int, end: int) -> list[tuple[int, int]]:
+def _split_segment(
+    text: str, start: int, end: int, prefix_only: bool = False
+) -> list[tuple[int, int]]:
     """Sentence spans within ``text[start:end]`` (a run of text with no label inside)."""
     spans: list[tuple[int, int]] = []
     cur = start
@@ -103,7 +108,7 @@ def _split_segment(text: str, start: int, end: int) -> list[tuple[int, int]]:
             continue
         if m.group().startswith(".") and _is_abbreviation(text, m.start(), nxt.group(1)):
             continue
-        if _inside_parenthesis(text, m.start(), cur):
+        if _inside_parenthesis(text, m.start(), cur, prefix_only):
             continue
         spans.append((cur, stop_end))
         cur = nxt.start(1)
@@ -119,8 +124,13 @@ def _split_segment(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return out
 
 
-def split_sentences(text: str) -> list[Sentence]:
-    """Every sentence of ``text`` with offsets; section labels become ``section``, not text."""
+def split_sentences(text: str, *, prefix_only: bool = False) -> list[Sentence]:
+    """Every sentence of ``text`` with offsets; section labels become ``section``, not text.
+
+    ``prefix_only``: each boundary is decided from the text up to the next sentence's first
+    character (a stop inside an open parenthesis never ends a sentence), so splitting a growing
+    stream gives the same sentences as splitting the finished text.
+    """
     text = text or ""
     # Segments: (start, end, label) between labels and paragraph breaks.
     cuts: list[tuple[int, int, str | None]] = []  # (text start, label start, label)
@@ -137,6 +147,33 @@ def split_sentences(text: str) -> list[Sentence]:
         para_start = seg_start
         for para in re.finditer(r"[^\n]+", text[seg_start:seg_end]):
             para_start = seg_start + para.start()
-            for a, b in _split_segment(text, para_start, seg_start + para.end()):
+            for a, b in _split_segment(text, para_start, seg_start + para.end(), prefix_only):
                 sentences.append(Sentence(text[a:b], a, b, len(sentences), seg_label))
     return sentences
+
+
+_LEADING_CITATIONS = re.compile(r"^(?:\s*\[\s*(?:sources?\s*)?\d[\d,;\s–-]*\])+", re.IGNORECASE)
+
+
+def split_answer_spans(text: str) -> list[tuple[int, str]]:
+    """``(start offset, sentence)`` of generated text (``prefix_only`` splitting); citation
+    groups written after the full stop ("... improved. [1] Next") stay with the sentence they
+    close."""
+    out: list[tuple[int, str]] = []
+    for s in split_sentences(text, prefix_only=True):
+        start, piece = s.start, s.text
+        lead = _LEADING_CITATIONS.match(piece)
+        if lead and out:
+            out[-1] = (out[-1][0], f"{out[-1][1]} {lead.group().strip()}")
+            start += lead.end()
+            piece = piece[lead.end() :]
+            start += len(piece) - len(piece.lstrip())
+            piece = piece.strip()
+        if piece:
+            out.append((start, piece))
+    return out
+
+
+def split_answer(text: str) -> list[str]:
+    """The sentences of generated text (see :func:`split_answer_spans`)."""
+    return [piece for _, piece in split_answer_spans(text)]
