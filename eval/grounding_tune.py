@@ -100,7 +100,9 @@ def tune_weights(rows: list[dict], encoder, grid: Sequence[float]) -> dict:  # n
                 top = ev[0].text if ev else ""
                 scores.append(rouge.score(r["long_answer"], top)["rougeL"].fmeasure)
             per_view[view] = float(np.mean(scores))
-        results.append(((ws, wo, wp), per_view, (per_view["abstract"] + per_view["context_text"]) / 2))
+        results.append(
+            ((ws, wo, wp), per_view, (per_view["abstract"] + per_view["context_text"]) / 2)
+        )
     results.sort(key=lambda x: -x[2])
     best = results[0]
     return {
@@ -161,7 +163,8 @@ def tune_support(pos: list, neg: list) -> dict:
     assert best is not None
     _, cov, sim, floor, tpr, fpr = best
     only_cov = max(
-        (rate(mp, c, 2.0, 1.0), float(c)) for c in np.arange(0.3, 0.95, 0.05)
+        (rate(mp, c, 2.0, 1.0), float(c))
+        for c in np.arange(0.3, 0.95, 0.05)
         if rate(mn, c, 2.0, 1.0) <= FPR_MAX
     )
     return {
@@ -172,7 +175,10 @@ def tune_support(pos: list, neg: list) -> dict:
         "negatives_passed": round(fpr, 4),
         "n_positives": len(mp),
         "n_negatives": len(mn),
-        "coverage_only": {"coverage": round(only_cov[1], 2), "positives_kept": round(only_cov[0], 4)},
+        "coverage_only": {
+            "coverage": round(only_cov[1], 2),
+            "positives_kept": round(only_cov[0], 4),
+        },
     }
 
 

@@ -96,9 +96,7 @@ def select_evidence(
         ranked = sorted(rows, key=lambda r: -combined[r])[: settings.evidence_per_source]
         if ranked:
             best = combined[ranked[0]]
-            ranked = [
-                r for r in ranked if combined[r] >= settings.evidence_relative_floor * best
-            ]
+            ranked = [r for r in ranked if combined[r] >= settings.evidence_relative_floor * best]
         chosen = sorted(ranked, key=lambda r: pool.rows[r][1])
         out.append(
             [
