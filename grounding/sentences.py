@@ -23,8 +23,8 @@ from dataclasses import dataclass
 # Units ("min.", "yr.") and "MS." (multiple sclerosis) are left out: in abstracts they end
 # sentences far more often than they abbreviate.
 ABBREVIATIONS = frozenset(
-    "al e.g i.e eg ie cf vs approx ca dr mr mrs prof st resp inc ltd corp jr dept univ incl viz "
-    "".split()
+    "al e.g i.e eg ie cf vs approx ca dr mr mrs prof st resp inc ltd corp jr dept univ "
+    "incl viz".split()
 )
 # Abbreviations that hold a boundary only before a number: "Fig. 2", "No. 5", "Ref. 12".
 NUMBERED_ABBREVIATIONS = frozenset("no nos fig figs tab ref refs eq eqs vol".split())

@@ -108,13 +108,12 @@ def filter_answer(text: str, checker: SupportChecker) -> FilteredAnswer:
 def grounded_runnable(checker: SupportChecker) -> RunnableGenerator:
     """An LCEL step (``prompt | llm | StrOutputParser() | grounded_runnable(checker)``) that
     streams only supported sentences. One checker per question: it remembers released text."""
-    stream = GroundedStream(checker)
 
     def transform(pieces: Iterator[str]) -> Iterator[str]:
-        yield from stream.run(pieces)
+        yield from GroundedStream(checker).run(pieces)
 
     async def atransform(pieces: AsyncIterator[str]) -> AsyncIterator[str]:
-        async for out in stream.arun(pieces):
+        async for out in GroundedStream(checker).arun(pieces):
             yield out
 
     return RunnableGenerator(transform, atransform, name="grounded_sentences")
