@@ -52,6 +52,7 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "ingest": ("parse, chunk and embed throughput; index size; peak RSS", "bench.ingest"),
             "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
             "answer": ("time to first token and full-answer time per mode", "bench.answer"),
+            "grounding": ("ms per question for evidence and the support check", "bench.grounding"),
         },
     ),
     "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),
