@@ -134,13 +134,15 @@ def support_pairs(rows: list[dict], encoder) -> tuple[list, list]:  # noqa: ANN0
 
 
 def tune_support(pos: list, neg: list) -> dict:
+    fixed = GroundingSettings().abstract_coverage  # not tuned: see grounding.settings
+
     def measures(pairs: list) -> list[tuple[float, float, bool]]:
         out = []
         for claim, pool in pairs:
             checker = SupportChecker(pool, GroundingSettings(min_terms=0))
             vec = pool.encoder.encode([claim])[0]
             s = checker.source_support(claim, vec)[0]
-            out.append((s.coverage, s.similarity, s.numbers_ok))
+            out.append((s.coverage, s.similarity, s.numbers_ok and s.abstract_coverage >= fixed))
         return out
 
     mp, mn = measures(pos), measures(neg)
@@ -175,6 +177,7 @@ def tune_support(pos: list, neg: list) -> dict:
         "negatives_passed": round(fpr, 4),
         "n_positives": len(mp),
         "n_negatives": len(mn),
+        "abstract_coverage (fixed)": fixed,
         "coverage_only": {
             "coverage": round(only_cov[1], 2),
             "positives_kept": round(only_cov[0], 4),
@@ -203,8 +206,11 @@ def tune_relevance(rows: list[dict], encoder, settings: GroundingSettings) -> di
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--limit", type=int, default=None, help="first N dev questions")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--parts", default="evidence,support,relevance",
+                        help="comma-separated: evidence, support, relevance (without evidence, "
+                        "the weights in grounding.settings are used)")  # fmt: skip
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
     from app.config import load_config
 
     rows = load_dev(args.limit)
@@ -213,15 +219,17 @@ def main(argv: list[str] | None = None) -> int:
         for field in ("abstract", "context_text", "long_answer"):
             texts.extend(s.text for s in split_sentences(r[field]))
     encoder = CachedEncoder(load_encoder(load_config()), texts)
-    weights = tune_weights(rows, encoder, [round(x, 1) for x in np.arange(0, 1.01, 0.1)])
-    settings = GroundingSettings(weights=EvidenceWeights(**weights["chosen"]))
-    pos, neg = support_pairs(rows, encoder)
-    report = {
-        "n_questions": len(rows),
-        "evidence": weights,
-        "support": tune_support(pos, neg),
-        "relevance": tune_relevance(rows, encoder, settings),
-    }
+    report: dict = {"n_questions": len(rows)}
+    settings = GroundingSettings()
+    if "evidence" in parts:
+        weights = tune_weights(rows, encoder, [round(x, 1) for x in np.arange(0, 1.01, 0.1)])
+        report["evidence"] = weights
+        settings = GroundingSettings(weights=EvidenceWeights(**weights["chosen"]))
+    if "support" in parts:
+        report["support"] = tune_support(*support_pairs(rows, encoder))
+    if "relevance" in parts:
+        report["relevance"] = tune_relevance(rows, encoder, settings)
+        report["relevance"]["weights"] = settings.weights.model_dump()
     print(json.dumps(report, indent=2))
     return 0
 

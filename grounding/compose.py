@@ -56,15 +56,23 @@ class ComposedAnswer:
 
 
 def key_findings(
-    evidence: Sequence[Sequence[EvidenceSentence]], limit: int
+    evidence: Sequence[Sequence[EvidenceSentence]],
+    limit: int,
+    *,
+    relevance_bar: float = -1.0,
+    relative_floor: float = 0.0,
 ) -> list[EvidenceSentence]:
-    """The best evidence sentences over all sources, by score; at most one repeat of a text."""
+    """The best evidence sentences over all sources, by score, without repeats. After the first,
+    a finding must reach the relevance bar and ``relative_floor`` of the best score, so a weak
+    sentence from an off-topic source does not pad the answer."""
     flat = sorted((e for per in evidence for e in per), key=lambda e: -e.score)
     seen: set[str] = set()
     out: list[EvidenceSentence] = []
     for e in flat:
         key = " ".join(e.text.lower().split())
         if key in seen:
+            continue
+        if out and (e.similarity < relevance_bar or e.score < relative_floor * out[0].score):
             continue
         seen.add(key)
         out.append(e)
@@ -97,7 +105,12 @@ def compose_extractive(
     settings = settings or GroundingSettings()
     if not answers_question(list(map(list, evidence)), settings):
         return abstention(titles)
-    findings = key_findings(evidence, settings.extractive_findings)
+    findings = key_findings(
+        evidence,
+        settings.extractive_findings,
+        relevance_bar=settings.relevance_bar,
+        relative_floor=settings.findings_relative_floor,
+    )
     if verdict and verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))
     return ComposedAnswer(

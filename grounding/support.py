@@ -1,13 +1,15 @@
 """The deterministic support check, with citation repair.
 
 A generated sentence is supported by source [n] when every number it states appears in that
-abstract, and either (a) at least ``coverage`` of its content terms occur in the two sentences of
-the abstract that share most terms with it, or (b) its MiniLM cosine to the abstract's closest
-sentence reaches ``similarity`` while it still shares ``coverage_floor`` of its terms (a close
-paraphrase). A sentence keeps the citations of its cited sources that support it; when none of them
-does (or it cites nothing) it is re-cited to the best source that does; failing all, it is dropped.
-Sentences with too few content terms (filler, "[Note: ...]", a bare "No.") and repeats of an
-already kept sentence are dropped too.
+abstract, most of its content terms (``abstract_coverage``, the issue's own definition of
+grounded: "mostly made of words found in the sources it cites") occur in that abstract, and
+either (a) at least ``coverage`` of its content terms occur in the two sentences of the abstract
+that share most terms with it, or (b) its MiniLM cosine to the abstract's closest sentence
+reaches ``similarity`` while it still shares ``coverage_floor`` of its terms (a close
+paraphrase). A sentence keeps the citations of its cited sources that support it; when none of
+them does (or it cites nothing) it is re-cited to the best source that does; failing all, it is
+dropped. Sentences with too few content terms (filler, "[Note: ...]", a bare "No.") and repeats
+of an already kept sentence are dropped too.
 """
 
 from __future__ import annotations
@@ -27,7 +29,8 @@ class SourceSupport:
     """How well one source supports a sentence."""
 
     n: int
-    coverage: float
+    coverage: float  # of the sentence's content terms, in the source's two best-matching sentences
+    abstract_coverage: float  # of the sentence's content terms, anywhere in the abstract
     similarity: float
     numbers_ok: bool
     supported: bool
@@ -87,6 +90,8 @@ class SupportChecker:
             for t in sorted(source.terms, key=lambda t: -len(terms & t))[:2]:
                 best_two |= t
             coverage = len(terms & best_two) / len(terms) if terms else 0.0
+            everywhere = set().union(*source.terms) if source.terms else set()
+            abstract_coverage = len(terms & everywhere) / len(terms) if terms else 0.0
             rows = self.pool.sentence_rows(si)
             sim = (
                 float((self.pool.vectors[rows] @ vector).max())
@@ -94,10 +99,16 @@ class SupportChecker:
                 else 0.0
             )
             numbers_ok = nums <= source.numbers
-            supported = numbers_ok and (
-                coverage >= s.coverage or (sim >= s.similarity and coverage >= s.coverage_floor)
+            supported = (
+                numbers_ok
+                and abstract_coverage >= s.abstract_coverage
+                and (
+                    coverage >= s.coverage or (sim >= s.similarity and coverage >= s.coverage_floor)
+                )
             )
-            out.append(SourceSupport(source.n, coverage, sim, numbers_ok, supported))
+            out.append(
+                SourceSupport(source.n, coverage, abstract_coverage, sim, numbers_ok, supported)
+            )
         return out
 
     def check(self, sentence: str, vector: np.ndarray | None = None) -> CheckedSentence:

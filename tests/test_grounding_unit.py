@@ -271,7 +271,8 @@ def _ev(source: int, text: str, score: float, sim: float = 0.6) -> EvidenceSente
 def test_extractive_verdict_first_then_findings_each_cited() -> None:
     evidence = [
         [_ev(1, "Statins lowered risk.", 0.9)],
-        [_ev(2, "Sleep helped grades.", 0.5), _ev(2, "Sleep was measured.", 0.2)],
+        [_ev(2, "Sleep helped grades.", 0.8), _ev(2, "Sleep was measured.", 0.75)],
+        [_ev(3, "Off-topic padding.", 0.4)],  # far below the best finding: not shown
     ]
     ans = compose_extractive(evidence, verdict="yes", verdict_sources=[1])
     assert ans.text == (
@@ -279,6 +280,8 @@ def test_extractive_verdict_first_then_findings_each_cited() -> None:
     )
     short = compose_extractive(evidence, settings=GroundingSettings(extractive_findings=2))
     assert short.text == "Statins lowered risk [1]. Sleep helped grades [2]."
+    led = compose_extractive(evidence, verdict="no", verdict_sources=[2])
+    assert led.text.startswith("No [2]. Sleep helped grades [2].")
 
 
 def test_abstains_when_no_evidence_clears_the_bar() -> None:
