@@ -33,15 +33,15 @@ class GroundingSettings(BaseModel):
     # Evidence below this share of the best sentence's score in its source is not shown.
     evidence_relative_floor: float = Field(0.8, ge=0, le=1)
     # Honest abstention: no sentence of any source has at least this MiniLM cosine to the question.
-    relevance_bar: float = Field(0.3, ge=-1, le=1)
+    relevance_bar: float = Field(0.31, ge=-1, le=1)
     # Support, always: at least this share of the sentence's content terms occurs in the abstract
     # (fixed, not tuned: the "mostly made of words found in the sources it cites"),
     abstract_coverage: float = Field(0.5, ge=0, le=1)
     # and: share of the sentence's content terms found in the best two sentences of a source,
-    coverage: float = Field(0.6, ge=0, le=1)
+    coverage: float = Field(0.3, ge=0, le=1)
     # or MiniLM cosine to the best sentence of a source with at least ``coverage_floor`` overlap.
-    similarity: float = Field(0.75, ge=-1, le=1)
-    coverage_floor: float = Field(0.3, ge=0, le=1)
+    similarity: float = Field(0.5, ge=-1, le=1)
+    coverage_floor: float = Field(0.0, ge=0, le=1)
     min_terms: int = Field(2, ge=0)  # a "sentence" with fewer content terms is no checkable claim
     extractive_findings: int = Field(3, ge=1, le=6)
     # A finding after the first must score at least this share of the best finding.
