@@ -148,6 +148,12 @@ def test_evidence_prefers_answering_results_and_conclusions() -> None:
         assert e.section in ("RESULTS", "CONCLUSIONS")
 
 
+def test_evidence_prior_outweighs_a_background_sentence_echoing_the_question() -> None:
+    pool = make_pool("Is the effect of statins on dementia unclear?")
+    sections = {e.section for e in select_evidence(pool)[0]}
+    assert sections <= {"RESULTS", "CONCLUSIONS"}, sections
+
+
 # ---- support check -----------------------------------------------------------------------------
 
 
@@ -173,6 +179,15 @@ def test_unsupported_sentence_dropped() -> None:
         "A study at the University of California, Davis, of surgical residents found burnout [1]."
     )
     assert not d.kept and d.text == "" and d.reason == "unsupported"
+
+
+def test_sentence_mostly_of_foreign_words_dropped_despite_some_overlap() -> None:
+    d = SupportChecker(make_pool()).check(
+        "Statin use lowered dementia risk in older pilots, sailors, welders and miners [1]."
+    )
+    s = d.support[0]
+    assert s.coverage >= 0.3 and s.similarity >= 0.5  # the tuned conditions alone would pass
+    assert s.abstract_coverage < 0.5 and not d.kept
 
 
 def test_number_absent_from_the_cited_source_drops_the_sentence() -> None:
