@@ -31,7 +31,7 @@ class SourceSupport:
     n: int
     coverage: float  # of the sentence's content terms, in the source's two best-matching sentences
     abstract_coverage: float  # of the sentence's content terms, anywhere in the abstract
-    similarity: float
+    similarity: float | None  # None: not needed, the words decided
     numbers_ok: bool
     supported: bool
 
@@ -80,39 +80,55 @@ class SupportChecker:
         self.settings = settings or GroundingSettings()
         self._seen: set[str] = set()
 
-    def source_support(self, claim: str, vector: np.ndarray | None) -> list[SourceSupport]:
+    def source_support(self, claim: str, vector: np.ndarray | None = None) -> list[SourceSupport]:
+        """Each source's support for ``claim``. The claim is embedded (when ``vector`` is not
+        given) only if the words alone cannot decide for some source: a MiniLM pass per
+        streamed sentence is the slowest part of the check."""
         s = self.settings
         terms = content_terms(claim)
         nums = numbers(claim)
-        out: list[SourceSupport] = []
-        for si, source in enumerate(self.pool.sources):
+        lexical = []
+        for source in self.pool.sources:
             best_two: set[str] = set()
             for t in sorted(source.terms, key=lambda t: -len(terms & t))[:2]:
                 best_two |= t
             coverage = len(terms & best_two) / len(terms) if terms else 0.0
             everywhere = set().union(*source.terms) if source.terms else set()
             abstract_coverage = len(terms & everywhere) / len(terms) if terms else 0.0
+            numbers_ok = nums <= source.numbers
+            gate = numbers_ok and abstract_coverage >= s.abstract_coverage
+            lexical.append((coverage, abstract_coverage, numbers_ok, gate))
+        undecided = any(
+            gate and s.coverage_floor <= cov < s.coverage for cov, _, _, gate in lexical
+        )
+        if vector is None and undecided:
+            vector = np.asarray(self.pool.encoder.encode([claim]), dtype=np.float32)[0]
+        out: list[SourceSupport] = []
+        for si, (coverage, abstract_coverage, numbers_ok, gate) in enumerate(lexical):
             rows = self.pool.sentence_rows(si)
             sim = (
                 float((self.pool.vectors[rows] @ vector).max())
                 if rows and vector is not None
-                else 0.0
+                else None
             )
-            numbers_ok = nums <= source.numbers
-            supported = (
-                numbers_ok
-                and abstract_coverage >= s.abstract_coverage
-                and (
-                    coverage >= s.coverage or (sim >= s.similarity and coverage >= s.coverage_floor)
-                )
+            supported = gate and (
+                coverage >= s.coverage
+                or (sim is not None and sim >= s.similarity and coverage >= s.coverage_floor)
             )
             out.append(
-                SourceSupport(source.n, coverage, abstract_coverage, sim, numbers_ok, supported)
+                SourceSupport(
+                    self.pool.sources[si].n,
+                    coverage,
+                    abstract_coverage,
+                    sim,
+                    numbers_ok,
+                    supported,
+                )
             )
         return out
 
     def check(self, sentence: str, vector: np.ndarray | None = None) -> CheckedSentence:
-        """Decide one sentence; ``vector`` (its MiniLM embedding) is computed when not given.
+        """Decide one sentence; ``vector`` (its MiniLM embedding) is computed if needed.
 
         Stateful only in one way: an exact repeat of a kept sentence is dropped.
         """
@@ -123,15 +139,13 @@ class SupportChecker:
         key = _norm(claim)
         if key in self._seen:
             return CheckedSentence(sentence, claim, cited, [], False, "repeat")
-        if vector is None:
-            vector = np.asarray(self.pool.encoder.encode([claim]), dtype=np.float32)[0]
         support = self.source_support(claim, vector)
         passing = [s for s in support if s.supported]
         cited_passing = [s.n for s in passing if s.n in cited]
         if cited_passing:
             citations, reason = cited_passing, "supported"
         elif passing:
-            best = max(passing, key=lambda s: (s.coverage, s.similarity))
+            best = max(passing, key=lambda s: (s.coverage, s.similarity or -1.0))
             citations = [best.n]
             reason = "re-cited" if cited else "citation added"
         else:

@@ -186,8 +186,33 @@ def test_sentence_mostly_of_foreign_words_dropped_despite_some_overlap() -> None
         "Statin use lowered dementia risk in older pilots, sailors, welders and miners [1]."
     )
     s = d.support[0]
-    assert s.coverage >= 0.3 and s.similarity >= 0.5  # the tuned conditions alone would pass
+    assert s.coverage >= 0.3  # the tuned best-two-sentences coverage alone would pass
     assert s.abstract_coverage < 0.5 and not d.kept
+
+
+class CountingEncoder(HashEncoder):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        return super().encode(texts)
+
+
+def test_claim_embedded_only_when_the_words_cannot_decide() -> None:
+    enc = CountingEncoder()
+    pool = SourcePool.build("Do statins reduce dementia?", [ABSTRACT_1, ABSTRACT_2], enc)
+    checker = SupportChecker(pool)
+    assert enc.calls == 1  # the pool: question and every sentence in one batch
+    assert checker.check("Statin use may reduce dementia risk in older adults [1].").kept
+    assert not checker.check("Davis surgical residents reported burnout [1].").kept
+    assert enc.calls == 1  # both decided by their words
+    # its words are spread over the abstract (one per sentence): only MiniLM can decide
+    spread = checker.check(
+        "Cholesterol, Smith, followed, simvastatin, reduce: words, not findings."
+    )
+    assert spread.support[0].abstract_coverage >= 0.5 and spread.support[0].coverage < 0.3
+    assert enc.calls == 2 and spread.support[0].similarity is not None
 
 
 def test_number_absent_from_the_cited_source_drops_the_sentence() -> None:
