@@ -41,6 +41,10 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "retrieval": ("hit@k, MRR, nDCG for BM25, dense and hybrid", "eval.retrieval"),
             "answers": ("PubMedQA-style yes/no/maybe accuracy", "eval.answers"),
             "tokenizer": ("gpt4all vs Hugging Face token ids on corpus text", "eval.tokenizer"),
+            "grounding": (
+                "supported-sentence rate, citing, abstention and ROUGE-L of answers",
+                "eval.grounding",
+            ),
         },
     ),
     "bench": (
@@ -49,6 +53,7 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "ingest": ("parse, chunk and embed throughput; index size; peak RSS", "bench.ingest"),
             "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
             "answer": ("time to first token and full-answer time per mode", "bench.answer"),
+            "grounding": ("ms per question for evidence and the support check", "bench.grounding"),
         },
     ),
     "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),

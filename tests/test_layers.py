@@ -17,10 +17,11 @@ LAYERS: dict[str, int] = {
     "ingest": 1,
     "indexing": 2,
     "retrievers": 3,
-    "chains": 4,
-    "eval": 5,
-    "bench": 6,
-    "app": 7,
+    "grounding": 4,  # evidence sentences and the support check, used by the chains
+    "chains": 5,
+    "eval": 6,
+    "bench": 7,
+    "app": 8,
 }
 
 

@@ -1,0 +1,76 @@
+"""An independent, deliberately simple judge of answer sentences (shares no code with grounding/).
+
+A sentence counts as supported when it cites at least one listed source and, for one of the cited
+sources, every number it writes appears among that abstract's numbers and at least half of its
+words (4+ letters, not stop words) occur in that abstract. A bare verdict ("Yes.", "No [1].") is
+not a claim and is left out of the count.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+WORD_SHARE = 0.5
+_CITE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+_WORD = re.compile(r"[a-z][a-z-]{3,}")
+_NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
+_STOP = frozenset(
+    "that this these those with from were have been their there which than when where what "
+    "into such also more most other only over under some both each very then them they will "
+    "would could should about after before between among".split()
+)
+_VERDICT = re.compile(r"^(?:yes|no|maybe)\s*(?:\[[\d,\s]+\])?\s*[.!]?$", re.IGNORECASE)
+_SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[])|(?<=\])\s+(?=[A-Z])")
+
+
+def _num(raw: str) -> str:
+    return raw.rstrip("0").rstrip(".") if "." in raw else raw
+
+
+def sentences(answer: str) -> list[str]:
+    """Answer sentences (a plain regex split) without bare verdicts."""
+    parts = [p.strip() for p in _SPLIT.split(answer.strip()) if p.strip()]
+    return [p for p in parts if not _VERDICT.match(p)]
+
+
+def cites(sentence: str) -> list[int]:
+    return [int(n) for m in _CITE.finditer(sentence) for n in re.findall(r"\d+", m.group(1))]
+
+
+def supported(sentence: str, sources: Sequence[str]) -> bool:
+    """``sources[i]`` is the text of source [i + 1]."""
+    cited = [n for n in cites(sentence) if 1 <= n <= len(sources)]
+    claim = _CITE.sub(" ", sentence).lower()
+    words = {w for w in _WORD.findall(claim) if w not in _STOP}
+    nums = {_num(n) for n in _NUM.findall(claim)}
+    for n in cited:
+        text = sources[n - 1].lower()
+        src_words = set(_WORD.findall(text))
+        src_nums = {_num(x) for x in _NUM.findall(text)}
+        if not nums <= src_nums:
+            continue
+        if not words or len(words & src_words) / len(words) >= WORD_SHARE:
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class AnswerScore:
+    sentences: int
+    supported: int
+    cites: bool
+
+    @property
+    def rate(self) -> float | None:
+        return self.supported / self.sentences if self.sentences else None
+
+
+def score_answer(answer: str, sources: Sequence[str]) -> AnswerScore:
+    sents = sentences(answer)
+    return AnswerScore(
+        len(sents),
+        sum(supported(s, sources) for s in sents),
+        any(cites(s) for s in sents),
+    )

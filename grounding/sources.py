@@ -1,0 +1,172 @@
+"""The retrieved sources as grounding sees them: whole abstracts, split, embedded once per question.
+
+Retrieval hands the chain each article's best chunk; evidence and support need the whole abstract,
+so :class:`ArticleTexts` re-joins an article's chunks (they overlap by whole sentences) through the
+search backend's ``article_chunks(pmid)``. :class:`SourcePool` embeds every sentence of every source
+and the question in ONE batch, which is what keeps grounding at a few tens of ms a question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+from langchain_core.documents import Document
+
+from grounding.sentences import Sentence, split_sentences
+from grounding.terms import content_terms, numbers
+
+
+class SentenceEncoder(Protocol):
+    """Anything that embeds texts into L2-normalised rows (``indexing.embeddings.Embedder``)."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+def load_encoder(cfg: Any) -> SentenceEncoder:
+    """The project's MiniLM embedder as the index config describes it (same model, same cache)."""
+    from indexing.embeddings import build_embedder
+
+    return build_embedder(cfg)
+
+
+def join_chunks(chunks: Sequence[str]) -> str:
+    """Re-join consecutive chunks of one abstract, dropping the sentences each repeats from the
+    previous one (the chunker's overlap is a run of whole trailing sentences)."""
+    text = ""
+    for chunk in chunks:
+        chunk = chunk.strip()
+        if not text:
+            text = chunk
+            continue
+        overlap = 0
+        for k in range(min(len(text), len(chunk)), 0, -1):
+            if text.endswith(chunk[:k]) and (k == len(text) or text[-k - 1] == " "):
+                overlap = k
+                break
+        text = text + chunk[overlap:] if overlap else f"{text} {chunk}"
+    return text
+
+
+class ArticleTexts:
+    """Whole abstracts for retrieved chunks, via the search backend; the chunk itself otherwise."""
+
+    def __init__(self, retriever: Any) -> None:
+        self._backend = _find_backend(retriever)
+
+    def __call__(self, doc: Document) -> str:
+        pmid = str(doc.metadata.get("pmid") or "")
+        by_pmid = getattr(self._backend, "article_chunks", None)
+        if not pmid or not callable(by_pmid):
+            return doc.page_content
+        chunks = sorted(by_pmid(pmid) or [], key=lambda d: int(d.metadata.get("chunk_index", 0)))
+        return join_chunks([d.page_content for d in chunks]) or doc.page_content
+
+
+def _find_backend(retriever: Any) -> Any:
+    backend = getattr(retriever, "backend", None)
+    if backend is not None:
+        return backend
+    for r in getattr(retriever, "retrievers", None) or []:
+        backend = getattr(r, "backend", None)
+        if backend is not None:
+            return backend
+    return None
+
+
+@dataclass
+class SourceText:
+    """One numbered source ([n]) and its abstract's sentences with their terms and numbers."""
+
+    n: int
+    abstract: str
+    pmid: str = ""
+    title: str = ""
+    sentences: list[Sentence] = field(default_factory=list)
+    terms: list[set[str]] = field(default_factory=list)
+    numbers: set[str] = field(default_factory=set)
+
+    @classmethod
+    def build(cls, n: int, abstract: str, *, pmid: str = "", title: str = "") -> SourceText:
+        sentences = split_sentences(abstract)
+        return cls(
+            n,
+            abstract,
+            pmid,
+            title,
+            sentences,
+            [content_terms(s.text) for s in sentences],
+            numbers(abstract),
+        )
+
+
+@dataclass
+class SourcePool:
+    """Sources of one question plus MiniLM vectors of the question and of every sentence.
+
+    ``vectors[i]`` belongs to ``rows[i] = (source index, sentence index)``.
+    """
+
+    question: str
+    sources: list[SourceText]
+    encoder: SentenceEncoder
+    question_vector: np.ndarray
+    vectors: np.ndarray
+    rows: list[tuple[int, int]]
+
+    @classmethod
+    def build(
+        cls,
+        question: str,
+        abstracts: Sequence[str],
+        encoder: SentenceEncoder,
+        *,
+        pmids: Sequence[str] = (),
+        titles: Sequence[str] = (),
+    ) -> SourcePool:
+        """Split and embed (one batch) the abstracts, numbered [1..] in the given order."""
+        sources = [
+            SourceText.build(
+                i + 1,
+                text,
+                pmid=pmids[i] if i < len(pmids) else "",
+                title=titles[i] if i < len(titles) else "",
+            )
+            for i, text in enumerate(abstracts)
+        ]
+        rows = [(si, j) for si, s in enumerate(sources) for j in range(len(s.sentences))]
+        texts = [question] + [sources[si].sentences[j].text for si, j in rows]
+        matrix = np.asarray(encoder.encode(texts), dtype=np.float32)
+        return cls(question, sources, encoder, matrix[0], matrix[1:], rows)
+
+    @classmethod
+    def from_documents(
+        cls,
+        question: str,
+        documents: Sequence[Document],
+        encoder: SentenceEncoder,
+        article_text: ArticleTexts | None = None,
+    ) -> SourcePool:
+        """Sources numbered as the chain numbers them: document i is [i + 1]."""
+        texts = [article_text(d) if article_text else d.page_content for d in documents]
+        return cls.build(
+            question,
+            texts,
+            encoder,
+            pmids=[str(d.metadata.get("pmid", "")) for d in documents],
+            titles=[str(d.metadata.get("title") or "") for d in documents],
+        )
+
+    def source(self, n: int) -> SourceText | None:
+        return self.sources[n - 1] if 1 <= n <= len(self.sources) else None
+
+    def sentence_rows(self, source_index: int) -> list[int]:
+        return [i for i, (si, _) in enumerate(self.rows) if si == source_index]
+
+    def question_similarities(self) -> np.ndarray:
+        """Cosine of the question to every sentence (rows order)."""
+        if not len(self.vectors):
+            return np.zeros(0, dtype=np.float32)
+        return self.vectors @ self.question_vector

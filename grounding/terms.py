@@ -1,0 +1,75 @@
+"""What a sentence claims, reduced to comparable pieces: content terms, numbers and [n] citations.
+
+Content terms use the project's BM25 tokenizer (compounds like "covid-19" kept whole, English stop
+words dropped), so "overlap" here means what it means to the retriever. Numbers are normalised
+("1.80" = "1.8", ".05" = "0.05", "1,000" = "1000") so the same value written two ways matches.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexing.tokenize import tokenize
+
+# "[1]", "[1, 2]", "[1-3]", "[1][3]", "[Source 2]"
+CITATION = re.compile(
+    r"\s?\[\s*(?:sources?\s*)?(\d+(?:\s*(?:[,;–-]|and)\s*\d+)*)\s*\]", re.IGNORECASE
+)
+_NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)?(?:\.\d+)?(?![\w])")
+# Words so common in abstracts and answers that sharing them says nothing about support.
+GENERIC = frozenset(
+    "study studies patients patient results result showed shows show found find suggest "
+    "suggests suggested associated association significant significantly data analysis "
+    "used using use based including included compared group groups effect effects also".split()
+)
+
+
+def strip_citations(text: str) -> str:
+    """The sentence without its citation groups (and the space before each)."""
+    return CITATION.sub("", text).strip()
+
+
+def citation_numbers(text: str) -> list[int]:
+    """Every source number cited in ``text``, in order of first appearance; ranges expanded."""
+    found: list[int] = []
+    for m in CITATION.finditer(text):
+        for part in re.split(r"\s*(?:[,;]|and)\s*", m.group(1)):
+            nums = [int(x) for x in re.findall(r"\d+", part)]
+            if len(nums) == 2 and re.search(r"[–-]", part) and 0 < nums[1] - nums[0] < 50:
+                nums = list(range(nums[0], nums[1] + 1))
+            found.extend(n for n in nums if n not in found)
+    return found
+
+
+def content_terms(text: str) -> set[str]:
+    """Content words of a sentence (citations and numbers excluded: numbers are checked apart)."""
+    return {
+        t
+        for t in tokenize(strip_citations(text), stopwords=True)
+        if t not in GENERIC and len(t) > 1 and not _is_number(t)
+    }
+
+
+def _is_number(token: str) -> bool:
+    """No letter in it: "0.05", "1.2-2.4" (numbers are compared by :func:`numbers`)."""
+    return not any(ch.isalpha() for ch in token)
+
+
+def normalise_number(raw: str) -> str:
+    value = raw.replace(",", "")
+    if value.startswith("."):
+        value = "0" + value
+    if "." in value:
+        value = value.rstrip("0").rstrip(".")
+    value = value.lstrip("0") or "0"
+    return "0" + value if value.startswith(".") else value
+
+
+def numbers(text: str) -> set[str]:
+    """The numeric values written in ``text`` (citation markers excluded), normalised."""
+    out: set[str] = set()
+    for m in _NUMBER.finditer(strip_citations(text)):
+        raw = m.group()
+        if raw and any(ch.isdigit() for ch in raw):
+            out.add(normalise_number(raw))
+    return out

@@ -1,0 +1,342 @@
+"""Grounding, fast: splitting, numbers, citations, support check, streaming release, composition.
+
+A hashing bag-of-words encoder stands in for MiniLM here; ``test_grounding_real.py`` runs the real
+model on real abstracts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+from langchain_core.runnables import RunnableGenerator
+
+from grounding.compose import ABSTAIN, compose_answer, compose_extractive
+from grounding.evidence import EvidenceSentence, select_evidence
+from grounding.sentences import split_answer, split_sentences
+from grounding.settings import GroundingSettings
+from grounding.sources import SourcePool, join_chunks
+from grounding.stream import GroundedStream, filter_answer, grounded_runnable
+from grounding.support import SupportChecker, with_citations
+from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
+
+
+class HashEncoder:
+    """Bag of words hashed into 256 dims, L2-normalised: similar words -> similar vectors."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(texts), 256), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in re.findall(r"[a-z0-9]+", t.lower()):
+                out[i, int(hashlib.md5(w.encode()).hexdigest(), 16) % 256] += 1
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.clip(norms, 1e-9, None)
+
+
+ABSTRACT_1 = (
+    "BACKGROUND: Statins lower cholesterol. Their effect on dementia is unclear (e.g. in "
+    "Smith et al. 2010).\n"
+    "METHODS: We followed 1,200 adults aged 65 years or older for 8 years.\n"
+    "RESULTS: Statin use was associated with lower dementia risk (OR 0.78, 95% CI 0.61-0.99; "
+    "p < 0.05) vs. non-use. Of users, 73% took simvastatin.\n"
+    "CONCLUSIONS: Statin use may reduce dementia risk in older adults."
+)
+ABSTRACT_2 = (
+    "Sleep duration was measured by actigraphy in 310 adolescents. Short sleep predicted "
+    "poorer grades in mathematics. Longer sleep improves school performance."
+)
+
+
+def make_pool(question: str = "Do statins reduce dementia risk in older adults?") -> SourcePool:
+    return SourcePool.build(question, [ABSTRACT_1, ABSTRACT_2], HashEncoder())
+
+
+# ---- splitting ---------------------------------------------------------------------------------
+
+
+def test_split_keeps_effect_sizes_abbreviations_and_offsets() -> None:
+    sents = split_sentences(ABSTRACT_1)
+    texts = [s.text for s in sents]
+    assert texts == [
+        "Statins lower cholesterol.",
+        "Their effect on dementia is unclear (e.g. in Smith et al. 2010).",
+        "We followed 1,200 adults aged 65 years or older for 8 years.",
+        "Statin use was associated with lower dementia risk (OR 0.78, 95% CI 0.61-0.99; "
+        "p < 0.05) vs. non-use.",
+        "Of users, 73% took simvastatin.",
+        "Statin use may reduce dementia risk in older adults.",
+    ]
+    assert [s.section for s in sents] == [
+        "BACKGROUND",
+        "BACKGROUND",
+        "METHODS",
+        "RESULTS",
+        "RESULTS",
+        "CONCLUSIONS",
+    ]
+    assert all(ABSTRACT_1[s.start : s.end] == s.text for s in sents)
+    assert [s.kind for s in sents][-3:] == ["result", "result", "conclusion"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Mean age was 54.3 years. The rest", ["Mean age was 54.3 years.", "The rest"]),
+        ("See Fig. 2 for details. Next one.", ["See Fig. 2 for details.", "Next one."]),
+        ("It was high vs. Low group. Ok.", ["It was high vs. Low group.", "Ok."]),
+        ("Patients had MS. The cohort.", ["Patients had MS.", "The cohort."]),
+        ("It held (n = 12. Pooled) overall. Next.", ["It held (n = 12. Pooled) overall.", "Next."]),
+        ("Risk rose. 95% of cases were mild.", ["Risk rose.", "95% of cases were mild."]),
+        ("One. TWO PARTS: inline label here.", ["One.", "inline label here."]),
+        ("", []),
+    ],
+)
+def test_split_edge_cases(text: str, expected: list[str]) -> None:
+    assert [s.text for s in split_sentences(text)] == expected
+
+
+def test_inline_label_becomes_section() -> None:
+    sents = split_sentences("Aim stated. RESULTS: It worked. CONCLUSION: Use it.")
+    assert [(s.section, s.text) for s in sents] == [
+        (None, "Aim stated."),
+        ("RESULTS", "It worked."),
+        ("CONCLUSION", "Use it."),
+    ]
+
+
+def test_split_answer_keeps_trailing_citation_with_its_sentence() -> None:
+    assert split_answer("A rose. [1] [2] B fell [3]. C (n = 3. D") == [
+        "A rose. [1] [2]",
+        "B fell [3].",
+        "C (n = 3. D",
+    ]
+
+
+# ---- terms -------------------------------------------------------------------------------------
+
+
+def test_numbers_are_normalised_and_citations_ignored() -> None:
+    s = "OR 1.80 (95% CI 1.2-2.4; p < .05) in 1,000 COVID-19 cases [1, 3] [Source 4-5]."
+    assert numbers(s) == {"1.8", "95", "1.2", "2.4", "0.05", "1000", "19"}
+    assert citation_numbers(s) == [1, 3, 4, 5]
+    assert "[" not in strip_citations(s)
+    assert "covid-19" in content_terms(s) and not any(t[0].isdigit() for t in content_terms(s))
+
+
+def test_join_chunks_drops_the_repeated_overlap() -> None:
+    a = "One is here. Two is here. Three is here."
+    b = "Three is here. Four is here."
+    assert join_chunks([a, b]) == "One is here. Two is here. Three is here. Four is here."
+    assert join_chunks(["Alpha beta.", "Gamma delta."]) == "Alpha beta. Gamma delta."
+
+
+# ---- evidence ----------------------------------------------------------------------------------
+
+
+def test_evidence_prefers_answering_results_and_conclusions() -> None:
+    pool = make_pool()
+    ev = select_evidence(pool)
+    assert [e.source for e in ev[0]] == [1] * len(ev[0]) and ev[1][0].source == 2
+    first = ev[0]
+    assert any("Statin use may reduce dementia risk" in e.text for e in first)
+    for e in first:
+        assert ABSTRACT_1[e.start : e.end] == e.text
+        assert e.section in ("RESULTS", "CONCLUSIONS")
+
+
+def test_evidence_prior_outweighs_a_background_sentence_echoing_the_question() -> None:
+    pool = make_pool("Is the effect of statins on dementia unclear?")
+    sections = {e.section for e in select_evidence(pool)[0]}
+    assert sections <= {"RESULTS", "CONCLUSIONS"}, sections
+
+
+# ---- support check -----------------------------------------------------------------------------
+
+
+def test_supported_sentence_kept_with_its_citation() -> None:
+    checker = SupportChecker(make_pool())
+    d = checker.check("Statin use may reduce dementia risk in older adults [1].")
+    assert d.kept and d.citations == [1] and d.reason == "supported"
+    assert d.text == "Statin use may reduce dementia risk in older adults [1]."
+
+
+def test_uncited_sentence_gets_the_supporting_citation() -> None:
+    d = SupportChecker(make_pool()).check("Short sleep predicted poorer grades in mathematics.")
+    assert d.kept and d.citations == [2] and d.reason == "citation added"
+
+
+def test_wrongly_cited_sentence_is_re_cited() -> None:
+    d = SupportChecker(make_pool()).check("Short sleep predicted poorer grades [1].")
+    assert d.kept and d.citations == [2] and d.reason == "re-cited"
+
+
+def test_unsupported_sentence_dropped() -> None:
+    d = SupportChecker(make_pool()).check(
+        "A study at the University of California, Davis, of surgical residents found burnout [1]."
+    )
+    assert not d.kept and d.text == "" and d.reason == "unsupported"
+
+
+def test_sentence_mostly_of_foreign_words_dropped_despite_some_overlap() -> None:
+    d = SupportChecker(make_pool()).check(
+        "Statin use lowered dementia risk in older pilots, sailors, welders and miners [1]."
+    )
+    s = d.support[0]
+    assert s.coverage >= 0.3  # the tuned best-two-sentences coverage alone would pass
+    assert s.abstract_coverage < 0.5 and not d.kept
+
+
+class CountingEncoder(HashEncoder):
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        return super().encode(texts)
+
+
+def test_claim_embedded_only_when_the_words_cannot_decide() -> None:
+    enc = CountingEncoder()
+    pool = SourcePool.build("Do statins reduce dementia?", [ABSTRACT_1, ABSTRACT_2], enc)
+    checker = SupportChecker(pool)
+    assert enc.calls == 1  # the pool: question and every sentence in one batch
+    assert checker.check("Statin use may reduce dementia risk in older adults [1].").kept
+    assert not checker.check("Davis surgical residents reported burnout [1].").kept
+    assert enc.calls == 1  # both decided by their words
+    # its words are spread over the abstract (one per sentence): only MiniLM can decide
+    spread = checker.check(
+        "Cholesterol, Smith, followed, simvastatin, reduce: words, not findings."
+    )
+    assert spread.support[0].abstract_coverage >= 0.5 and spread.support[0].coverage < 0.3
+    assert enc.calls == 2 and spread.support[0].similarity is not None
+
+
+def test_number_absent_from_the_cited_source_drops_the_sentence() -> None:
+    checker = SupportChecker(make_pool())
+    assert checker.check("Of users, 73% took simvastatin [1].").kept
+    bad = checker.check("Of users, 81% took simvastatin [1].")
+    assert not bad.kept and not bad.support[0].numbers_ok
+
+
+def test_filler_and_repeats_dropped() -> None:
+    checker = SupportChecker(make_pool())
+    assert checker.check("No.").reason == "no checkable claim"
+    assert checker.check("Statin use may reduce dementia risk [1].").kept
+    assert checker.check("Statin use may reduce dementia risk [1].").reason == "repeat"
+
+
+def test_with_citations_goes_before_the_stop() -> None:
+    assert with_citations("It rose (p < 0.05).", [1, 2]) == "It rose (p < 0.05) [1, 2]."
+    assert with_citations("No stop", [3]) == "No stop [3]."
+
+
+# ---- streaming ---------------------------------------------------------------------------------
+
+ANSWER = (
+    "Statin use may reduce dementia risk in older adults [1]. "
+    "A study at the University of California, Davis, found burnout in residents [2]. "
+    "Short sleep predicted poorer grades in mathematics. [1] "
+    "Of users, 81% took simvastatin [1]. Of users, 73% took simvastatin."
+)
+EXPECTED = (
+    "Statin use may reduce dementia risk in older adults [1]. "
+    "Short sleep predicted poorer grades in mathematics [2]. "
+    "Of users, 73% took simvastatin [1]."
+)
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 1000])
+def test_stream_releases_only_passing_sentences_in_order(size: int) -> None:
+    stream = GroundedStream(SupportChecker(make_pool()))
+    out = list(stream.run(_pieces(ANSWER, size)))
+    assert "".join(out) == EXPECTED
+    assert filter_answer(ANSWER, SupportChecker(make_pool())).text == EXPECTED
+    assert [d.kept for d in stream.decisions] == [True, False, True, False, True]
+
+
+def test_stream_holds_a_sentence_until_the_next_one_starts() -> None:
+    stream = GroundedStream(SupportChecker(make_pool()))
+    assert stream.feed("Statin use may reduce dementia risk in older adults.") == ""
+    assert stream.feed(" [") == ""  # a citation may still come
+    assert stream.feed("1] ") == ""
+    shown = stream.feed("Short")
+    assert shown == "Statin use may reduce dementia risk in older adults [1]."
+    assert stream.flush() == ""  # "Short" alone is no claim
+
+
+def test_stream_async_and_as_lcel_step() -> None:
+    async def tokens():
+        for p in _pieces(ANSWER, 5):
+            yield p
+
+    async def collect() -> str:
+        stream = GroundedStream(SupportChecker(make_pool()))
+        return "".join([x async for x in stream.arun(tokens())])
+
+    assert asyncio.run(collect()) == EXPECTED
+
+    def llm_tokens(_inputs):  # noqa: ANN001, ANN202 - stands in for ``llm | StrOutputParser()``
+        yield from _pieces(ANSWER, 4)
+
+    chain = RunnableGenerator(llm_tokens) | grounded_runnable(SupportChecker(make_pool()))
+    assert "".join(chain.stream("question")) == EXPECTED
+
+    async def allm_tokens(_inputs):  # noqa: ANN001, ANN202
+        for p in _pieces(ANSWER, 4):
+            yield p
+
+    async def astream() -> str:
+        llm = RunnableGenerator(llm_tokens, allm_tokens)
+        chain = llm | grounded_runnable(SupportChecker(make_pool()))
+        return "".join([x async for x in chain.astream("question")])
+
+    assert asyncio.run(astream()) == EXPECTED
+
+
+# ---- composition -------------------------------------------------------------------------------
+
+
+def _ev(source: int, text: str, score: float, sim: float = 0.6) -> EvidenceSentence:
+    return EvidenceSentence(source, text, 0, len(text), score, sim)
+
+
+def test_extractive_verdict_first_then_findings_each_cited() -> None:
+    evidence = [
+        [_ev(1, "Statins lowered risk.", 0.9)],
+        [_ev(2, "Sleep helped grades.", 0.8), _ev(2, "Sleep was measured.", 0.75)],
+        [_ev(3, "Off-topic padding.", 0.4)],  # far below the best finding: not shown
+    ]
+    ans = compose_extractive(evidence, verdict="yes", verdict_sources=[1])
+    assert ans.text == (
+        "Yes [1]. Statins lowered risk [1]. Sleep helped grades [2]. Sleep was measured [2]."
+    )
+    short = compose_extractive(evidence, settings=GroundingSettings(extractive_findings=2))
+    assert short.text == "Statins lowered risk [1]. Sleep helped grades [2]."
+    led = compose_extractive(evidence, verdict="no", verdict_sources=[2])
+    assert led.text.startswith("No [2]. Sleep helped grades [2].")
+
+
+def test_abstains_when_no_evidence_clears_the_bar() -> None:
+    evidence = [[_ev(1, "Unrelated.", 0.9, sim=0.05)], [_ev(2, "Also unrelated.", 0.8, sim=0.1)]]
+    ans = compose_extractive(evidence, titles=["Title one", "Title two?"])
+    assert ans.abstained
+    assert ans.text == (f"{ABSTAIN} Closest source: Title one [1]. Closest source: Title two [2].")
+
+
+def test_auto_falls_back_to_extractive_only_when_nothing_survives() -> None:
+    evidence = [[_ev(1, "Statin use may reduce dementia risk in older adults.", 0.9)]]
+    checker = SupportChecker(make_pool())
+    good = filter_answer("Statin use may reduce dementia risk in older adults [1].", checker)
+    bad = filter_answer("Davis residents had burnout.", SupportChecker(make_pool()))
+    assert compose_answer("auto", good.sentences, evidence).style == "generative"
+    assert compose_answer("auto", bad.sentences, evidence).style == "extractive"
+    assert compose_answer("generative", bad.sentences, evidence).abstained
+    assert compose_answer("extractive", good.sentences, evidence).style == "extractive"
