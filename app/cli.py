@@ -40,6 +40,10 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
         {
             "retrieval": ("hit@k, MRR, nDCG for BM25, dense and hybrid", "eval.retrieval"),
             "answers": ("PubMedQA-style yes/no/maybe accuracy", "eval.answers"),
+            "followups": (
+                "two-turn conversations: the follow-up's hit@k and MRR with and without history",
+                "eval.followups",
+            ),
         },
     ),
     "bench": (
