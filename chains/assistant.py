@@ -161,23 +161,22 @@ class Assistant:
         turns = history[-cfg.conversation_depth :] if cfg.conversation_depth else []
 
         searched = question
-        if mode == "conversational" and turns:
-            llm = await self._ensure_llm()
-            rewrite = make_rewrite_step(llm, self.prompts.rewrite)
-            t = time.perf_counter()
-            out = await rewrite.ainvoke({"question": question, "history": turns})
-            timings["rewrite_s"] = round(time.perf_counter() - t, 4)
-            searched = out["question"]
-
+        rewrite_path = "unchanged"
         t = time.perf_counter()
-        retrieval = await self.retrieve_step.ainvoke({"question": searched})
-        timings["retrieve_s"] = round(time.perf_counter() - t, 4)
+        if mode == "conversational" and turns:
+            retrieval = await self._followup_retrieval(question, turns, timings)
+            rewrite_path = retrieval.path
+        else:
+            retrieval = await self.retrieve_step.ainvoke({"question": searched})
+        timings["retrieve_s"] = round(time.perf_counter() - t - timings.get("rewrite_s", 0), 4)
         filters = _filters_dict(retrieval.filters)
         searched_text = getattr(retrieval, "query", None) or searched
 
         if retrieval.empty or not retrieval.documents:
             refusal = cfg.refusal
-            yield PreparedEvent(searched_question=searched_text, filters=filters)
+            yield PreparedEvent(
+                searched_question=searched_text, filters=filters, rewrite=rewrite_path
+            )
             timings["first_token_s"] = round(time.perf_counter() - t0, 4)
             yield TokenEvent(text=refusal)
             timings["total_s"] = round(time.perf_counter() - t0, 4)
@@ -189,6 +188,7 @@ class Assistant:
                     searched_question=searched_text,
                     filters=filters,
                     refused=True,
+                    rewrite=rewrite_path,
                     timings=timings,
                 )
             )
@@ -215,6 +215,7 @@ class Assistant:
             sub_queries=sub_queries,
             filters=filters,
             sources=sources,
+            rewrite=rewrite_path,
         )
 
         answer_prefix = ""
@@ -258,7 +259,35 @@ class Assistant:
                 sources=sources,
                 verdict=verdict,
                 timings=timings,
+                rewrite=rewrite_path,
             )
+        )
+
+    async def _followup_retrieval(
+        self, question: str, turns: list[tuple[str, str]], timings: dict[str, float]
+    ) -> Any:
+        """Conversational search: the follow-up as written fused with its context form
+        (:mod:`retrievers.followup`); the LLM's guarded rewrite is the context form when
+        ``chains.rewrite_with_llm`` is on and the follow-up needs context."""
+        from chains.queries import needs_context
+        from retrievers.followup import aretrieve_followup
+
+        out = {"question": question, "raw": "", "fallback": False}
+        if self.cfg.chains.rewrite_with_llm and needs_context(question):
+            llm = await self._ensure_llm()
+            t = time.perf_counter()
+            out = await make_rewrite_step(llm, self.prompts.rewrite).ainvoke(
+                {"question": question, "history": turns}
+            )
+            timings["rewrite_s"] = round(time.perf_counter() - t, 4)
+        return await aretrieve_followup(
+            self.retriever,
+            question,
+            [u for u, _ in turns],
+            rewrite=out["question"] if out["raw"] else None,
+            rewrite_fallback=bool(out["fallback"]),
+            prior_weight=self.cfg.retrieval.followup_prior_weight,
+            stands_alone=not needs_context(question),
         )
 
     async def _multi_query(

@@ -18,21 +18,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
 from retrievers.fusion import reciprocal_rank_fusion
-from retrievers.hybrid import Retrieval
 
 Path = Literal["llm", "fallback", "unchanged", "fused"]
 PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
 
 
-class FollowupRetrieval(Retrieval):
-    """A :class:`Retrieval` that also says how the conversation shaped the search.
+@dataclass
+class FollowupRetrieval:
+    """Like :class:`retrievers.hybrid.Retrieval`, and says how the conversation shaped the search.
 
     ``path``: ``unchanged`` (no history: searched as written), ``fused`` (as written + previous
     question and follow-up), ``llm`` (as written + the LLM's guarded rewrite), ``fallback`` (as
@@ -40,8 +41,15 @@ class FollowupRetrieval(Retrieval):
     ``queries``: every text searched, the as-written one first.
     """
 
+    documents: list[Document]
+    filters: Any
+    query: str
     path: Path = "unchanged"
-    queries: list[str] = []
+    queries: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.documents
 
 
 def in_context_query(followup: str, previous_questions: Sequence[str]) -> str:
@@ -102,7 +110,9 @@ def fuse_followup(
             ranked.append(prior)
             names.append(LIST_NAMES[2])
             weights.append(prior_weight)
-    inner = {d.metadata["pmid"]: d.metadata.get("ranks") for docs in ranked for d in docs}
+    inner: dict[str, Any] = {}  # each retriever's ranks, from the first list that has them
+    for d in (d for docs in ranked for d in docs if d.metadata.get("ranks") is not None):
+        inner.setdefault(d.metadata["pmid"], d.metadata["ranks"])
     fused = reciprocal_rank_fusion(
         ranked,
         c=c,
@@ -135,8 +145,8 @@ def retrieve_followup(
 ) -> FollowupRetrieval:
     """Search a follow-up as written and in context; fuse (see the module docstring)."""
     path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
-    depth = max(k or retriever.topk, retriever.k)
-    results = [retriever.retrieve(q, k=depth, config=config) for q in queries]
+    extra = {"config": config} if config is not None else {}
+    results = [retriever.retrieve(q, k=_depth(retriever, k), **extra) for q in queries]
     return _combine(retriever, path, queries, results, k, previous_sources, prior_weight,
                     stands_alone)  # fmt: skip
 
@@ -156,19 +166,24 @@ async def aretrieve_followup(
 ) -> FollowupRetrieval:
     """The async form of :func:`retrieve_followup` (the searches run concurrently)."""
     path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
-    depth = max(k or retriever.topk, retriever.k)
+    extra = {"config": config} if config is not None else {}
     results = await asyncio.gather(
-        *(retriever.aretrieve(q, k=depth, config=config) for q in queries)
+        *(retriever.aretrieve(q, k=_depth(retriever, k), **extra) for q in queries)
     )
     return _combine(retriever, path, queries, list(results), k, previous_sources, prior_weight,
                     stands_alone)  # fmt: skip
+
+
+def _depth(retriever: Any, k: int | None) -> int:
+    """Each search goes as deep as the retriever's own lists, so the fusion has room to work."""
+    return max(k or getattr(retriever, "topk", 3), getattr(retriever, "k", 20))
 
 
 def _combine(
     retriever: Any,
     path: Path,
     queries: list[str],
-    results: list[Retrieval],
+    results: list[Any],
     k: int | None,
     previous_sources: Sequence[str],
     prior_weight: float,
@@ -176,8 +191,8 @@ def _combine(
 ) -> FollowupRetrieval:
     documents = fuse_followup(
         [r.documents for r in results],
-        c=retriever.c,
-        k=k or retriever.topk,
+        c=getattr(retriever, "c", 60),
+        k=k or getattr(retriever, "topk", 3),
         previous_sources=previous_sources,
         prior_weight=prior_weight,
         stands_alone=stands_alone,

@@ -107,8 +107,13 @@ def test_conversational_rewrite_feeds_retrieval() -> None:
     a, llm, retriever = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
-    assert retriever.calls[0][0] == "Are stimulants effective for ADHD in children?"
+    # searched as written and as rewritten, fused (retrievers.followup)
+    assert [c[0] for c in retriever.calls] == [
+        "and in children?",
+        "Are stimulants effective for ADHD in children?",
+    ]
     assert r.searched_question == "Are stimulants effective for ADHD in children?"
+    assert r.rewrite == "llm"
     assert r.sources[0].pmid == "22"
     rewrite_prompt = str(llm.prompts[0][0].content)
     assert "Are stimulant medications effective for ADHD?" in rewrite_prompt
@@ -119,16 +124,20 @@ def test_conversational_garbage_rewrite_falls_back() -> None:
     a, _, retriever = make(["I like turtles.", "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
-    searched = retriever.calls[0][0].lower()
+    searched = retriever.calls[1][0].lower()
     assert "children" in searched and "adhd" in searched and "stimulant" in searched
+    assert r.rewrite == "fallback"
     assert r.sources[0].pmid == "22"
 
 
 def test_standalone_follow_up_is_searched_unchanged() -> None:
     a, llm, retriever = make(["Answer [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
-    a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
+    r = a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
+    # no LLM rewrite; searched as written and after the previous question, fused
     assert retriever.calls[0][0] == "Does amphetamine improve attention in adults?"
+    assert retriever.calls[1][0].startswith("Are stimulant medications effective for ADHD?")
+    assert r.rewrite == "fused" and r.sources[0].pmid == "33"
     assert len(llm.prompts) == 1  # only the answer
 
 
