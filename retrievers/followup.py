@@ -3,7 +3,7 @@
 A follow-up ("Does it relate to outcomes after brain injury?") is searched twice: as written, and
 in a context form that carries the conversation's topic (an LLM rewrite that passed the chains'
 guard, or else the previous question followed by the follow-up). The two ranked lists are fused
-by reciprocal rank fusion with equal weights, so
+by reciprocal rank fusion, the as-written list at half weight (``AS_WRITTEN_WEIGHT``), so
 
 - a follow-up that keeps the topic ranks first the articles both searches agree on;
 - a follow-up that changes topic still finds its own articles: its as-written list is half of
@@ -29,6 +29,10 @@ from retrievers.fusion import reciprocal_rank_fusion
 Path = Literal["llm", "fallback", "unchanged", "fused"]
 PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
+# The in-context query already contains the follow-up's own words, so the as-written search is a
+# second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
+# not enough to let a context-free follow-up's noise outrank the conversation's topic (README).
+AS_WRITTEN_WEIGHT = 0.5
 
 
 @dataclass
@@ -89,8 +93,9 @@ def fuse_followup(
     previous_sources: Sequence[str] = (),
     prior_weight: float = 0.0,
     stands_alone: bool = False,
+    as_written_weight: float = AS_WRITTEN_WEIGHT,
 ) -> list[Document]:
-    """Fuse [as written, in context] (equal weights) and the optional prior of earlier sources.
+    """Fuse [as written, in context] and the optional prior of earlier sources.
 
     ``stands_alone``: the follow-up is a complete question on its own; when its as-written
     search finds nothing (off-topic for this corpus), the answer is nothing, not the old topic.
@@ -102,7 +107,7 @@ def fuse_followup(
     if len(ranked) <= 1:
         return (ranked[0] if ranked else [])[:k]
     names = [n for n, docs in zip(LIST_NAMES, lists, strict=False) if docs]
-    weights = [1.0] * len(ranked)
+    weights = [as_written_weight if n == LIST_NAMES[0] else 1.0 for n in names]
     if previous_sources and prior_weight > 0:
         found = {d.metadata["pmid"]: d for docs in ranked for d in docs}
         prior = [found[p] for p in dict.fromkeys(map(str, previous_sources)) if p in found]
