@@ -59,11 +59,22 @@ def _questions(args: argparse.Namespace) -> list[str]:
     files = args.questions or sorted(DEFAULT_QUESTIONS.glob("*.jsonl"))
     out: list[str] = []
     for f in files:
+        if not args.questions and _is_conversation_file(Path(f)):
+            continue  # followups_dev.jsonl: turns, not questions (timed by eval followups)
         out += [q["question"] for q in read_questions(Path(f))]
     if not out:
         raise SystemExit("no questions found: pass --questions FILE.jsonl")
     step = max(1, len(out) // args.n)
     return out[::step][: args.n]
+
+
+def _is_conversation_file(path: Path) -> bool:
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    try:
+        return "turns" in json.loads(first) and "question" not in json.loads(first)
+    except json.JSONDecodeError:
+        return False
 
 
 def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:  # noqa: ANN001
