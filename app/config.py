@@ -177,7 +177,9 @@ class ChainsConfig(_Section):
     conversation_depth: int = Field(2, ge=0)
     n_queries: int = Field(3, ge=1, le=10)
     rewrite_with_llm: bool = Field(
-        True, description="conversational: also search the LLM's guarded standalone rewrite"
+        False,
+        description="conversational: the LLM's guarded standalone rewrite is the in-context "
+        "search (off: the previous question + the follow-up; measured better for a 135M model)",
     )
     refusal: str = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 

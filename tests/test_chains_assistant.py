@@ -57,7 +57,9 @@ def words(msgs: list[BaseMessage]) -> int:
 def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):  # noqa: ANN001,ANN202
     llm = RecordingLLM(responses=responses, prompts=[])
     retriever = FakeRetriever(list(docs), k=k)
-    a = Assistant.from_config(cfg or Config(), retriever=retriever, llm=llm, count_tokens=words)
+    # the LLM rewrite is off by default (a 135M model); these tests exercise it
+    cfg = cfg or Config(chains={"rewrite_with_llm": True})
+    a = Assistant.from_config(cfg, retriever=retriever, llm=llm, count_tokens=words)
     return a, llm, retriever
 
 
@@ -148,6 +150,18 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
     assert "children" in retriever.calls[0][0] and r.sources
 
 
+def test_without_llm_rewrite_a_follow_up_is_fused_with_its_context() -> None:
+    a, llm, retriever = make(["Yes [1]."], cfg=Config())
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    r = a.ask("and in children?", mode="conversational", history=hist)
+    assert [c[0] for c in retriever.calls] == [
+        "and in children?",
+        "Are stimulant medications effective for ADHD? and in children?",
+    ]
+    assert r.rewrite == "fused" and r.sources[0].pmid == "22"
+    assert len(llm.prompts) == 1  # only the answer
+
+
 def test_conversational_first_turn_has_no_rewrite() -> None:
     a, llm, retriever = make(["Answer [1]."])
     a.ask("What does methylphenidate do in ADHD?", mode="conversational", history=[])
@@ -156,7 +170,7 @@ def test_conversational_first_turn_has_no_rewrite() -> None:
 
 
 def test_conversation_depth_limits_history() -> None:
-    cfg = Config(chains={"conversation_depth": 1})
+    cfg = Config(chains={"conversation_depth": 1, "rewrite_with_llm": True})
     a, llm, _ = make(["Does methylphenidate help ADHD in children?", "Yes [1]."], cfg=cfg)
     hist = [("Old question about sleep?", "x"), ("Does methylphenidate help ADHD?", "y")]
     a.ask("and in children?", mode="conversational", history=hist)
