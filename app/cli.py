@@ -45,6 +45,10 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "supported-sentence rate, citing, abstention and ROUGE-L of answers",
                 "eval.grounding",
             ),
+            "followups": (
+                "two-turn conversations: the follow-up's hit@k and MRR with and without history",
+                "eval.followups",
+            ),
         },
     ),
     "bench": (

@@ -117,6 +117,8 @@ def search_summary(question: str, prepared: PreparedEvent) -> str:
     searched = prepared.searched_question or question
     label = "Rewritten question" if searched.strip() != question.strip() else "Searched for"
     lines = [f"**{label}:** {escape_markdown(searched)}"]
+    if prepared.rewrite != "unchanged":  # how the follow-up kept its topic (retrievers.followup)
+        lines.append(f"**Rewrite:** {escape_markdown(prepared.rewrite)}")
     if prepared.sub_queries:
         lines.append("**Sub-queries:**\n\n" + "\n".join(
             f"{i}. {escape_markdown(q)}" for i, q in enumerate(prepared.sub_queries, 1)))

@@ -1,7 +1,8 @@
 """``python -m app bench retrieval``: query latency at the real index, and how it grows.
 
 1. p50/p95 of a full hybrid retrieval per question (query embedding, BM25, FAISS, fusion) on
-   the built index, over real questions.
+   the built index, over real questions; and of a conversational follow-up (searched as written
+   and after the previous question, fused: :mod:`retrievers.followup`).
 2. Dense search at 100k and 1M vectors (real chunk vectors plus noise, so the data keeps its
    cluster structure): exact FAISS vs IVF (and HNSW at 100k), with recall@10 against exact.
 3. BM25 scoring growth: rank-bm25's ``get_scores`` vs this project's sparse scorer, on the real
@@ -58,6 +59,8 @@ def _questions(args: argparse.Namespace) -> list[str]:
     files = args.questions or sorted(DEFAULT_QUESTIONS.glob("*.jsonl"))
     out: list[str] = []
     for f in files:
+        if not args.questions and _is_conversation_file(Path(f)):
+            continue  # followups_dev.jsonl: turns, not questions (timed by eval followups)
         out += [q["question"] for q in read_questions(Path(f))]
     if not out:
         raise SystemExit("no questions found: pass --questions FILE.jsonl")
@@ -65,17 +68,30 @@ def _questions(args: argparse.Namespace) -> list[str]:
     return out[::step][: args.n]
 
 
+def _is_conversation_file(path: Path) -> bool:
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    try:
+        return "turns" in json.loads(first) and "question" not in json.loads(first)
+    except json.JSONDecodeError:
+        return False
+
+
 def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:
     from retrievers.filters import Filters
+    from retrievers.followup import retrieve_followup
     from retrievers.loading import load_retriever
 
     retriever = load_retriever(cfg)
     backend = retriever.retrievers[0].backend
     for q in questions[:5]:
         retriever.retrieve(q)  # warm-up
-    total, embed, bm25, dense = [], [], [], []
+    total, embed, bm25, dense, followup = [], [], [], [], []
     r = cfg.retrieval
-    for q in questions:
+    for previous, q in zip([questions[-1], *questions[:-1]], questions, strict=True):
+        t0 = time.perf_counter()
+        retrieve_followup(retriever, q, [previous])  # conversational: two searches, fused
+        followup.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         backend.embedder.embed_query(q)
         embed.append(time.perf_counter() - t0)
@@ -100,6 +116,8 @@ def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:
         "bm25_search_p95_ms": ms(bm25, 95),
         "dense_search_p50_ms": ms(dense, 50),
         "dense_search_p95_ms": ms(dense, 95),
+        "followup_p50_ms": ms(followup, 50),
+        "followup_p95_ms": ms(followup, 95),
     }, backend
 
 

@@ -117,28 +117,36 @@ def make_stream_step(answer: Runnable, refusal: str, timeout_s: float | None = N
             "searched_question": searched,
             "filters": filters,
             "timings": turn.get("timings", {}),
+            "rewrite": turn.get("rewrite", "unchanged"),
         }
         if turn.get("refused"):
-            yield PreparedEvent(searched_question=searched, filters=filters)
+            yield PreparedEvent(
+                searched_question=searched, filters=filters, rewrite=base["rewrite"]
+            )
             yield TokenEvent(text=refusal)
             yield DoneEvent(result=AnswerResult(answer=refusal, refused=True, **base))
             return
         sources = [to_source(i, d) for i, d in enumerate(turn["documents"], start=1)]
         sub_queries = list(turn.get("sub_queries") or [])
         yield PreparedEvent(
-            searched_question=searched, sub_queries=sub_queries, filters=filters, sources=sources
+            searched_question=searched,
+            sub_queries=sub_queries,
+            filters=filters,
+            sources=sources,
+            rewrite=base["rewrite"],
         )
         prefix = verdict_prefix(turn.get("verdict"))
         if prefix:
             yield TokenEvent(text=prefix)
         pieces = [prefix]
         inp = {"messages": turn["messages"], "answer_prefix": prefix}
-        deadline = Deadline.after(timeout_s if timeout_s is not None else float("inf"))
-        async for piece in deadline.limit(answer.astream(inp, config)):
+        deadline = Deadline.after(timeout_s) if timeout_s is not None else None
+        generated = answer.astream(inp, config)
+        async for piece in deadline.limit(generated) if deadline else generated:
             if piece:
                 pieces.append(piece)
                 yield TokenEvent(text=piece)
-        if deadline.expired and timeout_s is not None:
+        if deadline is not None and deadline.expired and timeout_s is not None:
             note = stopped_note(timeout_s)
             pieces.append(note)
             yield TokenEvent(text=note)

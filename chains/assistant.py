@@ -21,7 +21,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from chains.answer import build_answer_tail, to_source
-from chains.modes import ModeParts, build_mode_chains
+from chains.modes import ModeParts, build_mode_chains, make_followup_search_step
 from chains.prompts import Prompts
 from chains.question_checks import language_refusal, refusal_events, validate_question
 from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent
@@ -136,6 +136,12 @@ class Assistant:
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),
             rewrite=make_rewrite_step(self._model, prompts.rewrite),
+            followup_search=make_followup_search_step(
+                self.retriever,
+                make_rewrite_step(self._model, prompts.rewrite),
+                use_llm_rewrite=cfg.chains.rewrite_with_llm,
+                prior_weight=cfg.retrieval.followup_prior_weight,
+            ),
             generate_queries=make_multi_query_step(
                 self._model, prompts.multi_query, cfg.chains.n_queries
             ),

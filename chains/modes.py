@@ -1,9 +1,11 @@
 """The three modes, each one runnable from a :class:`~chains.turn.Turn` to answer events::
 
     plain          = search | answer_tail
-    conversational = condense_question | search | answer_tail
-                     (condense_question = RunnableBranch: rewrite only a follow-up with history
-                      that needs it, else search the question as asked)
+    conversational = RunnableBranch(history: followup_search, else: search) | answer_tail
+                     (followup_search = the follow-up as written AND in context, fused:
+                      retrievers.followup; the in-context form is the LLM's guarded rewrite when
+                      chains.rewrite_with_llm is on and the follow-up needs context, else the
+                      previous question + the follow-up; the path taken is recorded)
     multi-query    = search | expand_queries | answer_tail
                      (expand_queries = RunnableBranch: nothing found -> as is, else
                       generate_queries | retrieve.map() over the sub-queries | fuse by RRF)
@@ -37,6 +39,7 @@ class ModeParts:
 
     retrieve: Runnable  # {"question", "filters"?} -> Retrieval
     rewrite: Runnable  # {"question", "history"} -> {"question", "raw", "fallback"}
+    followup_search: Runnable  # Turn with history -> Turn (see make_followup_search_step)
     generate_queries: Runnable  # {"question"} -> [sub-query, ...]
     answer_tail: Runnable  # Turn -> events
     rrf_c: float  # RRF constant for fusing the sub-queries' results
@@ -86,26 +89,54 @@ def make_search_step(retrieve: Runnable) -> Runnable:
     return timed("retrieve_s", search, "search")
 
 
-def make_condense_step(rewrite: Runnable) -> Runnable:
-    """A follow-up that leans on the conversation ("and in children?") is rewritten into a
-    standalone question; a first turn, or a follow-up that stands on its own ("Who won the World
-    Cup?"), is searched as asked: a tiny model's rewrite would only drag the old topic into it."""
+def make_followup_search_step(
+    retriever: Any, rewrite: Runnable, *, use_llm_rewrite: bool, prior_weight: float
+) -> Runnable:
+    """Turn with history -> Turn: the follow-up is searched as written and in the context of the
+    previous question, and both lists are fused (:func:`retrievers.followup.aretrieve_followup`),
+    so a follow-up that changed topic still finds its own articles. The context form is the LLM's
+    guarded rewrite only when ``use_llm_rewrite`` (a model that can) and the follow-up leans on
+    the conversation; ``rewrite`` (llm | fallback | fused) records which path ran."""
+    from retrievers.followup import aretrieve_followup
 
-    def needs_rewrite(turn: Turn) -> bool:
-        return bool(turn.get("history")) and needs_context(turn["question"])
+    async def search(turn: Turn, config: RunnableConfig) -> Turn:
+        question = turn["question"]
+        history = list(turn.get("history") or [])
+        leans_on_history = needs_context(question)
+        timings = dict(turn.get("timings", {}))
+        rewritten: str | None = None
+        fallback = False
+        if use_llm_rewrite and leans_on_history:
+            t0 = time.perf_counter()
+            out = await rewrite.ainvoke({"question": question, "history": history}, config)
+            timings["rewrite_s"] = round(time.perf_counter() - t0, 4)
+            if out["raw"]:
+                rewritten, fallback = out["question"], bool(out["fallback"])
+        t0 = time.perf_counter()
+        found = await aretrieve_followup(
+            retriever,
+            question,
+            [q for q, _ in history],
+            rewrite=rewritten,
+            rewrite_fallback=fallback,
+            prior_weight=prior_weight,
+            stands_alone=not leans_on_history,
+            config=config,
+        )
+        timings["retrieve_s"] = round(time.perf_counter() - t0, 4)
+        documents = list(found.documents)
+        return {
+            **turn,
+            "searched": question,
+            "searched_question": found.query or question,
+            "filters": found.filters,
+            "documents": documents,
+            "refused": not documents,
+            "rewrite": found.path,
+            "timings": timings,
+        }
 
-    def as_asked(turn: Turn) -> Turn:
-        return {**turn, "searched": turn["question"]}
-
-    def use_rewrite(turn: dict[str, Any]) -> Turn:
-        out = {k: v for k, v in turn.items() if k != "rewrite"}
-        return {**out, "searched": turn["rewrite"]["question"]}  # type: ignore[typeddict-item]
-
-    rewrite_turn = RunnablePassthrough.assign(rewrite=rewrite) | RunnableLambda(use_rewrite)
-    return RunnableBranch(
-        (needs_rewrite, timed("rewrite_s", rewrite_turn, "rewrite")),
-        RunnableLambda(as_asked),
-    ).with_config(run_name="condense_question")
+    return RunnableLambda(search).with_config(run_name="followup_search")
 
 
 def make_expand_step(parts: ModeParts) -> Runnable:
@@ -143,9 +174,11 @@ def build_plain_chain(parts: ModeParts) -> Runnable:
 
 
 def build_conversational_chain(parts: ModeParts) -> Runnable:
-    return (
-        make_condense_step(parts.rewrite) | make_search_step(parts.retrieve) | parts.answer_tail
-    ).with_config(run_name="conversational")
+    search = RunnableBranch(
+        (lambda turn: bool(turn.get("history")), parts.followup_search),
+        make_search_step(parts.retrieve),
+    ).with_config(run_name="conversational_search")
+    return (search | parts.answer_tail).with_config(run_name="conversational")
 
 
 def build_multi_query_chain(parts: ModeParts) -> Runnable:

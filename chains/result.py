@@ -55,6 +55,8 @@ class AnswerResult(BaseModel):
     refused: bool = False
     verdict: Literal["yes", "no", "maybe"] | None = None
     timings: dict[str, float] = Field(default_factory=dict)
+    # how the searched question was made (retrievers.followup): llm | fallback | unchanged | fused
+    rewrite: str = "unchanged"
 
 
 class PreparedEvent(BaseModel):
@@ -65,6 +67,7 @@ class PreparedEvent(BaseModel):
     sub_queries: list[str] = Field(default_factory=list)
     filters: dict = Field(default_factory=dict)
     sources: list[Source] = Field(default_factory=list)
+    rewrite: str = "unchanged"  # llm | fallback | unchanged | fused (retrievers.followup)
 
 
 class TokenEvent(BaseModel):

@@ -58,3 +58,53 @@ def reciprocal_rank_fusion(
         meta = {**doc.metadata, "rrf_score": scores[ident], "ranks": ranks[ident]}
         fused.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
     return fused
+
+
+def convex_combination(
+    scored_lists: Sequence[Sequence[Document]],
+    *,
+    weights: Sequence[float],
+    floors: Sequence[float],
+    names: Sequence[str],
+    key: str = "pmid",
+) -> list[Document]:
+    """Fuse by a weighted sum of normalised scores (Bruch et al., ACM TOIS 2023: "convex
+    combination"), per article.
+
+    Each list's scores (metadata ``score``) are mapped to [0, 1] by theoretical min-max:
+    ``(s - floor) / (best - floor)``, where ``floor`` is the lowest score that retriever can
+    return (0 for BM25, the cosine threshold for thresholded FAISS) and ``best`` the list's top
+    score; an article a list did not return gets 0 from it. Unlike RRF, the fused order knows how
+    far apart a retriever's hits are: a retriever whose first hit stands far above the rest keeps
+    it first, and near-ties are left for the other retriever to break. That is a per-query
+    confidence with no parameter of its own; the weights are the only knob.
+
+    Returns copies of the documents, best first, with ``fused_score`` and ``ranks`` (name ->
+    rank or None) in their metadata; the passage is the chunk of the heaviest contribution.
+    """
+    if not (len(weights) == len(floors) == len(names) == len(scored_lists)):
+        raise ValueError("scored_lists, weights, floors and names must have the same length")
+    scores: dict[str, float] = {}
+    ranks: dict[str, dict[str, int | None]] = {}
+    passage: dict[str, tuple[float, Document]] = {}
+    for docs, weight, floor, name in zip(scored_lists, weights, floors, names, strict=True):
+        docs = best_chunk_per_article(docs, key)
+        if not docs:
+            continue
+        best = max(float(d.metadata["score"]) for d in docs)
+        span = best - floor
+        for rank, doc in enumerate(docs, start=1):
+            ident = doc.metadata[key]
+            norm = (float(doc.metadata["score"]) - floor) / span if span > 0 else 1.0
+            contribution = weight * min(1.0, max(0.0, norm))
+            scores[ident] = scores.get(ident, 0.0) + contribution
+            ranks.setdefault(ident, dict.fromkeys(names))[name] = rank
+            if ident not in passage or contribution > passage[ident][0]:
+                passage[ident] = (contribution, doc)
+    order = sorted(scores, key=lambda i: (-scores[i], i))
+    fused = []
+    for ident in order:
+        doc = passage[ident][1]
+        meta = {**doc.metadata, "fused_score": scores[ident], "ranks": ranks[ident]}
+        fused.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
+    return fused

@@ -28,7 +28,11 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from retrievers.backend import SearchBackend
 from retrievers.filters import Filters, parse_filters
-from retrievers.fusion import best_chunk_per_article, reciprocal_rank_fusion
+from retrievers.fusion import (
+    best_chunk_per_article,
+    convex_combination,
+    reciprocal_rank_fusion,
+)
 from retrievers.keywords import keyword_query
 
 NAMES = ("bm25", "dense")
@@ -89,6 +93,7 @@ class HybridRetriever(EnsembleRetriever):
     """``EnsembleRetriever`` over [BM25, thresholded FAISS] with the patch described above."""
 
     c: float = 60  # the parent types it int; cfg.yaml may give a float
+    fusion: str = "rrf"  # rrf | convex (retrievers.fusion.convex_combination)
     k: int = 20
     topk: int = 3
     parse_filters: bool = True
@@ -105,6 +110,7 @@ class HybridRetriever(EnsembleRetriever):
             ],
             weights=list(r.weights),
             c=r.rrf_c,
+            fusion=r.fusion,
             k=r.k,
             topk=r.topk_rrf,
             id_key="pmid",
@@ -185,10 +191,18 @@ class HybridRetriever(EnsembleRetriever):
             return []
         if len(dense) < self.k:
             bm25 = bm25[: len(dense)]
-        fused = reciprocal_rank_fusion(
-            [bm25, dense], c=self.c, weights=self.weights, names=NAMES, key="pmid"
-        )[: k or self.topk]
-        return [self._annotate(doc, bm25, dense) for doc in fused]
+        if self.fusion == "convex":
+            fused = convex_combination(
+                [bm25, dense],
+                weights=self.weights,
+                floors=[0.0, self.retrievers[1].score_threshold],
+                names=NAMES,
+            )
+        else:
+            fused = reciprocal_rank_fusion(
+                [bm25, dense], c=self.c, weights=self.weights, names=NAMES, key="pmid"
+            )
+        return [self._annotate(doc, bm25, dense) for doc in fused[: k or self.topk]]
 
     def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document]) -> Document:
         pmid = doc.metadata["pmid"]
@@ -196,8 +210,11 @@ class HybridRetriever(EnsembleRetriever):
             name: next((d.metadata["score"] for d in docs if d.metadata["pmid"] == pmid), None)
             for name, docs in zip(NAMES, (bm25, dense), strict=True)
         }
-        best_possible = sum(self.weights) / (self.c + 1)
-        fused_part = min(1.0, doc.metadata["rrf_score"] / best_possible)
+        if "fused_score" in doc.metadata:  # convex: 1.0 = first in both lists
+            fused_part = min(1.0, doc.metadata["fused_score"] / sum(self.weights))
+        else:
+            best_possible = sum(self.weights) / (self.c + 1)
+            fused_part = min(1.0, doc.metadata["rrf_score"] / best_possible)
         cosine = scores["dense"]
         threshold = self.retrievers[1].score_threshold
         dense_part = 0.0

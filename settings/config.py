@@ -134,8 +134,14 @@ class RetrievalConfig(_Section):
     k: int = Field(20, ge=1, description="hits taken from each retriever before fusion")
     score_threshold: float = Field(0.35, ge=-1, le=1, description="cosine similarity cut for FAISS")
     rrf_c: float = Field(5, gt=0)
+    fusion: Literal["rrf", "convex"] = Field(
+        "rrf", description="rrf: weighted reciprocal ranks; convex: weighted normalised scores"
+    )
     weights: list[float] = Field(default_factory=lambda: [0.75, 0.25], min_length=2, max_length=2)
     topk_rrf: int = Field(3, ge=1)
+    followup_prior_weight: float = Field(
+        0.0, ge=0, description="RRF weight of the previous turn's sources for a follow-up"
+    )
     bm25: BM25Config = Field(default_factory=BM25Config)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
 
@@ -178,6 +184,11 @@ class ChainsConfig(_Section):
     n_queries: int = Field(3, ge=1, le=10)
     max_question_chars: int = Field(
         2000, ge=20, description="longer questions are refused before any work is done"
+    )
+    rewrite_with_llm: bool = Field(
+        False,
+        description="conversational: the LLM's guarded standalone rewrite is the in-context "
+        "search (off: the previous question + the follow-up; measured better for a 135M model)",
     )
     refusal: str = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 

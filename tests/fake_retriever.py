@@ -89,7 +89,7 @@ class FakeRetriever:
         self.calls: list[tuple[str, Any]] = []
 
     def retrieve(
-        self, question: str, *, k: int | None = None, filters: Any = None
+        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None
     ) -> FakeRetrieval:
         self.calls.append((question, filters))
         q = {w for w in _W.findall(question.lower()) if w not in _STOP}
@@ -112,6 +112,6 @@ class FakeRetriever:
         return FakeRetrieval(docs, f, question)
 
     async def aretrieve(
-        self, question: str, *, k: int | None = None, filters: Any = None
+        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None
     ) -> FakeRetrieval:
         return self.retrieve(question, k=k, filters=filters)

@@ -57,7 +57,9 @@ def words(msgs: list[BaseMessage]) -> int:
 def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):
     llm = RecordingLLM(responses=responses, prompts=[])
     retriever = FakeRetriever(list(docs), k=k)
-    a = Assistant.from_config(cfg or Config(), retriever=retriever, llm=llm, count_tokens=words)
+    # the LLM rewrite is off by default (a 135M model); these tests exercise it
+    cfg = cfg or Config(chains={"rewrite_with_llm": True})
+    a = Assistant.from_config(cfg, retriever=retriever, llm=llm, count_tokens=words)
     return a, llm, retriever
 
 
@@ -107,8 +109,13 @@ def test_conversational_rewrite_feeds_retrieval() -> None:
     a, llm, retriever = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
-    assert retriever.calls[0][0] == "Are stimulants effective for ADHD in children?"
+    # searched as written and as rewritten, fused (retrievers.followup)
+    assert [c[0] for c in retriever.calls] == [
+        "and in children?",
+        "Are stimulants effective for ADHD in children?",
+    ]
     assert r.searched_question == "Are stimulants effective for ADHD in children?"
+    assert r.rewrite == "llm"
     assert r.sources[0].pmid == "22"
     rewrite_prompt = str(llm.prompts[0][0].content)
     assert "Are stimulant medications effective for ADHD?" in rewrite_prompt
@@ -119,16 +126,20 @@ def test_conversational_garbage_rewrite_falls_back() -> None:
     a, _, retriever = make(["I like turtles.", "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
-    searched = retriever.calls[0][0].lower()
+    searched = retriever.calls[1][0].lower()
     assert "children" in searched and "adhd" in searched and "stimulant" in searched
+    assert r.rewrite == "fallback"
     assert r.sources[0].pmid == "22"
 
 
 def test_standalone_follow_up_is_searched_unchanged() -> None:
     a, llm, retriever = make(["Answer [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
-    a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
+    r = a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
+    # no LLM rewrite; searched as written and after the previous question, fused
     assert retriever.calls[0][0] == "Does amphetamine improve attention in adults?"
+    assert retriever.calls[1][0].startswith("Are stimulant medications effective for ADHD?")
+    assert r.rewrite == "fused" and r.sources[0].pmid == "33"
     assert len(llm.prompts) == 1  # only the answer
 
 
@@ -139,6 +150,18 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
     assert "children" in retriever.calls[0][0] and r.sources
 
 
+def test_without_llm_rewrite_a_follow_up_is_fused_with_its_context() -> None:
+    a, llm, retriever = make(["Yes [1]."], cfg=Config())
+    hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
+    r = a.ask("and in children?", mode="conversational", history=hist)
+    assert [c[0] for c in retriever.calls] == [
+        "and in children?",
+        "Are stimulant medications effective for ADHD? and in children?",
+    ]
+    assert r.rewrite == "fused" and r.sources[0].pmid == "22"
+    assert len(llm.prompts) == 1  # only the answer
+
+
 def test_conversational_first_turn_has_no_rewrite() -> None:
     a, llm, retriever = make(["Answer [1]."])
     a.ask("What does methylphenidate do in ADHD?", mode="conversational", history=[])
@@ -147,7 +170,7 @@ def test_conversational_first_turn_has_no_rewrite() -> None:
 
 
 def test_conversation_depth_limits_history() -> None:
-    cfg = Config(chains={"conversation_depth": 1})
+    cfg = Config(chains={"conversation_depth": 1, "rewrite_with_llm": True})
     a, llm, _ = make(["Does methylphenidate help ADHD in children?", "Yes [1]."], cfg=cfg)
     hist = [("Old question about sleep?", "x"), ("Does methylphenidate help ADHD?", "y")]
     a.ask("and in children?", mode="conversational", history=hist)
@@ -242,8 +265,8 @@ def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
 
     a2, _, _ = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
     names = asyncio.run(run_names_for(a2, hist))
-    for step in ("conversational", "condense_question", "rewrite_question", "search",
-                 "retrieve", "fit_context", "decide_verdict", "stream_answer", "answer",
+    for step in ("conversational", "conversational_search", "followup_search",
+                 "rewrite_question", "fit_context", "decide_verdict", "stream_answer", "answer",
                  "clean_citations"):  # fmt: skip
         assert step in names, step
     a3, _, retriever = make([subs, "Answer [1]."], k=1)

@@ -1,0 +1,201 @@
+"""``python -m app eval followups --questions FILE.jsonl``: conversational retrieval, scored.
+
+Each line is ``{"turns": [first question, follow-up], "gold_pmids": [...]}``. Turn 1 is asked
+and its sources kept; then the follow-up is searched the way conversational mode searches it
+(:func:`retrievers.followup.retrieve_followup`, with turn 1 as history) and, for comparison,
+alone. Reported: hit@1 / hit@3 / MRR of the follow-up with and without history (the gold among
+the first 20 fused articles), and the share of follow-ups per rewrite path, with the same
+figures per path so that no path can hide below the history-free baseline.
+
+``--rewrite llm`` also asks the configured LLM for a standalone question (the chains' prompt
+and guard), as conversational mode does when ``chains.rewrite_with_llm`` is on; the default
+follows cfg.yaml.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from settings.errors import UserFacingError
+from retrievers.followup import PATHS, retrieve_followup
+
+DEPTH = 20
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--questions", required=True, type=Path, help="JSONL: turns [q1, follow-up], gold_pmids"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    parser.add_argument(
+        "--rewrite",
+        choices=("cfg", "llm", "none"),
+        default="cfg",
+        help="ask the LLM for a standalone rewrite (llm), never (none), or as cfg.yaml's "
+        "chains.rewrite_with_llm says (cfg, the default)",
+    )
+
+
+def read_conversations(path: Path, limit: int | None = None) -> list[dict]:
+    if not path.is_file():
+        raise UserFacingError(f"conversation file not found: {path}")
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            turns = [str(t) for t in row["turns"]]
+            gold = [str(p) for p in row["gold_pmids"]]
+        except (json.JSONDecodeError, KeyError, TypeError) as err:
+            raise UserFacingError(
+                f"{path}:{n}: expected a JSON object with 'turns' and 'gold_pmids' ({err})"
+            ) from None
+        if len(turns) < 2 or not gold:
+            raise UserFacingError(
+                f"{path}:{n}: 'turns' needs a first question and a follow-up, 'gold_pmids' a PMID"
+            )
+        rows.append({**row, "turns": turns, "gold_pmids": gold})
+    return rows[:limit] if limit else rows
+
+
+def rank_of(pmids: Sequence[str], gold: Sequence[str]) -> int | None:
+    """1-based rank of the first gold PMID, or None."""
+    return next((i for i, p in enumerate(pmids, start=1) if p in set(gold)), None)
+
+
+def metrics(ranks: Sequence[int | None]) -> dict:
+    n = len(ranks)
+    if not n:
+        return {"hit@1": 0.0, "hit@3": 0.0, "mrr": 0.0, "n": 0}
+    return {
+        "hit@1": round(sum(r == 1 for r in ranks) / n, 4),
+        "hit@3": round(sum(r is not None and r <= 3 for r in ranks) / n, 4),
+        "mrr": round(sum(1 / r for r in ranks if r) / n, 4),
+        "n": n,
+    }
+
+
+def make_rewriter(cfg):  # noqa: ANN001, ANN201 - Config -> (question, history) -> dict
+    """The chains' rewrite step with the configured LLM (loaded once)."""
+    from chains.llm import get_llm
+    from chains.prompts import Prompts
+    from chains.steps import make_rewrite_step
+
+    llm = get_llm(cfg.llm, root=cfg.root)
+    step = make_rewrite_step(lambda: llm, Prompts.from_config(cfg).rewrite)
+    return lambda question, history: step.invoke({"question": question, "history": history})
+
+
+def followup_row(retriever, conv: dict, rewriter=None, prior_weight: float = 0.0) -> dict:  # noqa: ANN001
+    """Ranks of the gold article for one conversation, with and without history."""
+    from chains.queries import needs_context
+
+    first, followup = conv["turns"][0], conv["turns"][-1]
+    previous = conv["turns"][:-1]
+    turn1 = retriever.retrieve(first)
+    history = [(q, "") for q in previous]
+    rewrite, fallback = None, False
+    if rewriter is not None:
+        out = rewriter(followup, history)
+        if out.get("raw"):
+            rewrite, fallback = out["question"], bool(out["fallback"])
+    with_history = retrieve_followup(
+        retriever,
+        followup,
+        previous,
+        rewrite=rewrite,
+        rewrite_fallback=fallback,
+        previous_sources=[d.metadata["pmid"] for d in turn1.documents],
+        prior_weight=prior_weight,
+        stands_alone=not needs_context(followup),
+        k=DEPTH,
+    )
+    alone = retriever.retrieve(followup, k=DEPTH)
+    gold = conv["gold_pmids"]
+    return {
+        "qid": conv.get("qid"),
+        "path": with_history.path,
+        "queries": with_history.queries,
+        "with_history": rank_of([d.metadata["pmid"] for d in with_history.documents], gold),
+        "without_history": rank_of([d.metadata["pmid"] for d in alone.documents], gold),
+    }
+
+
+def summarize(rows: list[dict]) -> dict:
+    n = len(rows)
+    out: dict = {
+        "with_history": metrics([r["with_history"] for r in rows]),
+        "without_history": metrics([r["without_history"] for r in rows]),
+        "paths": {p: round(sum(r["path"] == p for r in rows) / n, 4) for p in PATHS} if n else {},
+        "by_path": {},
+        "n": n,
+    }
+    for path in PATHS:
+        sub = [r for r in rows if r["path"] == path]
+        if sub:
+            out["by_path"][path] = {
+                "with_history": metrics([r["with_history"] for r in sub]),
+                "without_history": metrics([r["without_history"] for r in sub]),
+            }
+    return out
+
+
+def evaluate_followups(
+    cfg,
+    conversations: list[dict],
+    retriever=None,
+    rewriter=None,  # noqa: ANN001
+) -> dict:
+    from retrievers.loading import load_retriever
+
+    retriever = retriever or load_retriever(cfg)
+    started = time.perf_counter()
+    prior = cfg.retrieval.followup_prior_weight
+    rows = [followup_row(retriever, c, rewriter, prior) for c in conversations]
+    result = summarize(rows)
+    result["rows"] = rows
+    result["seconds"] = round(time.perf_counter() - started, 2)
+    return result
+
+
+def print_table(result: dict, title: str) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=title)
+    for col in ("follow-up searched", "hit@1", "hit@3", "MRR", "n"):
+        table.add_column(col, justify="left" if col.startswith("follow") else "right")
+    rows = [
+        ("with history", result["with_history"]),
+        ("without history", result["without_history"]),
+    ]
+    for path, figures in result["by_path"].items():
+        rows.append((f"  path {path}: with history", figures["with_history"]))
+        rows.append((f"  path {path}: without history", figures["without_history"]))
+    for name, m in rows:
+        table.add_row(
+            name, f"{m['hit@1']:.3f}", f"{m['hit@3']:.3f}", f"{m['mrr']:.3f}", str(m["n"])
+        )
+    Console().print(table)
+    shares = ", ".join(f"{p} {s:.0%}" for p, s in result["paths"].items() if s)
+    print(f"rewrite paths: {shares}")
+
+
+def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
+    conversations = read_conversations(args.questions, args.limit)
+    if not conversations:
+        raise UserFacingError(f"no conversations in {args.questions}")
+    use_llm = args.rewrite == "llm" or (args.rewrite == "cfg" and cfg.chains.rewrite_with_llm)
+    rewriter = make_rewriter(cfg) if use_llm else None
+    result = evaluate_followups(cfg, conversations, rewriter=rewriter)
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        print_table(result, f"{args.questions.name} ({len(conversations)} conversations)")
+    return 0

@@ -1,0 +1,212 @@
+"""Topic carry-over for follow-up questions, without trusting a small LLM.
+
+A follow-up ("Does it relate to outcomes after brain injury?") is searched twice: as written, and
+in a context form that carries the conversation's topic (an LLM rewrite that passed the chains'
+guard, or else the previous question followed by the follow-up). The two ranked lists are fused
+by reciprocal rank fusion, the as-written list at half weight (``AS_WRITTEN_WEIGHT``), so
+
+- a follow-up that keeps the topic ranks first the articles both searches agree on;
+- a follow-up that changes topic still finds its own articles: its as-written list is half of
+  the fusion, and the articles of the old topic only fill places the new topic leaves;
+- no model output is trusted alone: the LLM rewrite, when there is one, is one of two voters.
+
+Optionally the previous turn's sources act as a prior: a third, lighter-weighted list that
+re-orders candidates the two searches found but never adds an article neither search returned.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from langchain_core.documents import Document
+from langchain_core.runnables import RunnableConfig
+
+from retrievers.fusion import reciprocal_rank_fusion
+
+Path = Literal["llm", "fallback", "unchanged", "fused"]
+PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused")
+LIST_NAMES = ("as_written", "in_context", "previous_sources")
+# The in-context query already contains the follow-up's own words, so the as-written search is a
+# second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
+# not enough to let a context-free follow-up's noise outrank the conversation's topic (README).
+AS_WRITTEN_WEIGHT = 0.5
+
+
+@dataclass
+class FollowupRetrieval:
+    """Like :class:`retrievers.hybrid.Retrieval`, and says how the conversation shaped the search.
+
+    ``path``: ``unchanged`` (no history: searched as written), ``fused`` (as written + previous
+    question and follow-up), ``llm`` (as written + the LLM's guarded rewrite), ``fallback`` (as
+    written + the chains' rule-based rewrite, used when the LLM's rewrite failed the guard).
+    ``queries``: every text searched, the as-written one first.
+    """
+
+    documents: list[Document]
+    filters: Any
+    query: str
+    path: Path = "unchanged"
+    queries: list[str] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not self.documents
+
+
+def in_context_query(followup: str, previous_questions: Sequence[str]) -> str:
+    """The last previous question followed by the follow-up: the topic's words, verbatim.
+
+    Verbatim rather than picked keywords: BM25's idf already discounts the common words, and the
+    embedding of the two sentences together is what the follow-up means in context.
+    """
+    previous = next((q.strip() for q in reversed(previous_questions) if q.strip()), "")
+    return f"{previous} {followup.strip()}".strip()
+
+
+def plan_queries(
+    followup: str,
+    previous_questions: Sequence[str],
+    rewrite: str | None = None,
+    rewrite_fallback: bool = False,
+) -> tuple[Path, list[str]]:
+    """(path, texts to search): the follow-up as written, then its context form."""
+    if not any(q.strip() for q in previous_questions):
+        return "unchanged", [followup]
+    if rewrite and rewrite.strip():
+        path: Path = "fallback" if rewrite_fallback else "llm"
+        context = rewrite.strip()
+    else:
+        path, context = "fused", in_context_query(followup, previous_questions)
+    if context.strip().lower() == followup.strip().lower():
+        return path, [followup]
+    return path, [followup, context]
+
+
+def fuse_followup(
+    lists: Sequence[Sequence[Document]],
+    *,
+    c: float,
+    k: int,
+    previous_sources: Sequence[str] = (),
+    prior_weight: float = 0.0,
+    stands_alone: bool = False,
+    as_written_weight: float = AS_WRITTEN_WEIGHT,
+) -> list[Document]:
+    """Fuse [as written, in context] and the optional prior of earlier sources.
+
+    ``stands_alone``: the follow-up is a complete question on its own; when its as-written
+    search finds nothing (off-topic for this corpus), the answer is nothing, not the old topic.
+    """
+    lists = [list(docs) for docs in lists]
+    if not lists or (stands_alone and not lists[0]):
+        return []
+    ranked = [docs for docs in lists if docs]
+    if len(ranked) <= 1:
+        return list(ranked[0] if ranked else [])[:k]
+    names = [n for n, docs in zip(LIST_NAMES, lists, strict=False) if docs]
+    weights = [as_written_weight if n == LIST_NAMES[0] else 1.0 for n in names]
+    if previous_sources and prior_weight > 0:
+        found = {d.metadata["pmid"]: d for docs in ranked for d in docs}
+        prior = [found[p] for p in dict.fromkeys(map(str, previous_sources)) if p in found]
+        if prior:
+            ranked.append(prior)
+            names.append(LIST_NAMES[2])
+            weights.append(prior_weight)
+    inner: dict[str, Any] = {}  # each retriever's ranks, from the first list that has them
+    for d in (d for docs in ranked for d in docs if d.metadata.get("ranks") is not None):
+        inner.setdefault(d.metadata["pmid"], d.metadata["ranks"])
+    fused = reciprocal_rank_fusion(
+        ranked,
+        c=c,
+        weights=weights,
+        names=names,
+        key="pmid",
+    )[:k]
+    out = []
+    for doc in fused:
+        meta = dict(doc.metadata)
+        meta["query_ranks"] = meta.pop("ranks")
+        if inner.get(meta["pmid"]) is not None:
+            meta["ranks"] = inner[meta["pmid"]]
+        out.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
+    return out
+
+
+def retrieve_followup(
+    retriever: Any,
+    question: str,
+    previous_questions: Sequence[str],
+    *,
+    rewrite: str | None = None,
+    rewrite_fallback: bool = False,
+    previous_sources: Sequence[str] = (),
+    prior_weight: float = 0.0,
+    stands_alone: bool = False,
+    k: int | None = None,
+    config: RunnableConfig | None = None,
+) -> FollowupRetrieval:
+    """Search a follow-up as written and in context; fuse (see the module docstring)."""
+    path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
+    extra = {"config": config} if config is not None else {}
+    results = [retriever.retrieve(q, k=_depth(retriever, k), **extra) for q in queries]
+    return _combine(retriever, path, queries, results, k, previous_sources, prior_weight,
+                    stands_alone)  # fmt: skip
+
+
+async def aretrieve_followup(
+    retriever: Any,
+    question: str,
+    previous_questions: Sequence[str],
+    *,
+    rewrite: str | None = None,
+    rewrite_fallback: bool = False,
+    previous_sources: Sequence[str] = (),
+    prior_weight: float = 0.0,
+    stands_alone: bool = False,
+    k: int | None = None,
+    config: RunnableConfig | None = None,
+) -> FollowupRetrieval:
+    """The async form of :func:`retrieve_followup` (the searches run concurrently)."""
+    path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
+    extra = {"config": config} if config is not None else {}
+    results = await asyncio.gather(
+        *(retriever.aretrieve(q, k=_depth(retriever, k), **extra) for q in queries)
+    )
+    return _combine(retriever, path, queries, list(results), k, previous_sources, prior_weight,
+                    stands_alone)  # fmt: skip
+
+
+def _depth(retriever: Any, k: int | None) -> int:
+    """Each search goes as deep as the retriever's own lists, so the fusion has room to work."""
+    return max(k or getattr(retriever, "topk", 3), getattr(retriever, "k", 20))
+
+
+def _combine(
+    retriever: Any,
+    path: Path,
+    queries: list[str],
+    results: list[Any],
+    k: int | None,
+    previous_sources: Sequence[str],
+    prior_weight: float,
+    stands_alone: bool,
+) -> FollowupRetrieval:
+    documents = fuse_followup(
+        [r.documents for r in results],
+        c=getattr(retriever, "c", 60),
+        k=k or int(getattr(retriever, "topk", 3)),
+        previous_sources=previous_sources,
+        prior_weight=prior_weight,
+        stands_alone=stands_alone,
+    )
+    main = results[-1] if len(results) > 1 else results[0]
+    return FollowupRetrieval(
+        documents=documents,
+        filters=results[0].filters,
+        query=main.query,
+        path=path,
+        queries=[r.query or q for r, q in zip(results, queries, strict=True)],
+    )

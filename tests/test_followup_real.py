@@ -1,0 +1,102 @@
+"""Follow-up carry-over for real: MiniLM + BM25 over the small index of real PubMed abstracts,
+with the shared follow-up conversations (skipped, saying why, where the shared data is absent)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from eval.followups import evaluate_followups, read_conversations
+from retrievers.followup import retrieve_followup
+from tests.conftest import EVAL_DIR, REPO
+
+FOLLOWUPS = EVAL_DIR / "followups_dev.jsonl"
+QUESTIONS = EVAL_DIR / "llm_questions_dev.jsonl"
+
+
+def conversations() -> list[dict]:
+    if not FOLLOWUPS.is_file():
+        pytest.skip(f"{FOLLOWUPS} not found (the shared data lives in ../shared/data)")
+    return read_conversations(FOLLOWUPS)
+
+
+def rank(docs, gold: str) -> int | None:  # noqa: ANN001
+    ids = [d.metadata["pmid"] for d in docs]
+    return ids.index(gold) + 1 if gold in ids else None
+
+
+def test_real_follow_ups_find_their_article_with_history(small_index_cfg, small_retriever) -> None:  # noqa: ANN001
+    result = evaluate_followups(small_index_cfg, conversations(), retriever=small_retriever)
+    assert result["n"] == 20 and set(result["paths"]) == {"llm", "fallback", "unchanged", "fused"}
+    assert result["paths"]["fused"] == 1.0  # no LLM asked: every follow-up is fused
+    assert result["with_history"]["hit@3"] >= 0.95
+    assert result["with_history"]["mrr"] >= result["without_history"]["mrr"]
+    row = next(r for r in result["rows"] if r["qid"] == "followup-dev-33158135")
+    assert row["queries"] == [
+        "What did their EEG power spectrum show?",
+        "How is working memory studied in children with learning disorders? "
+        "What did their EEG power spectrum show?",
+    ]
+    assert row["with_history"] == 1
+
+
+def test_a_follow_up_with_no_topic_of_its_own_takes_it_from_history(small_retriever) -> None:  # noqa: ANN001
+    """ "What did they find?" alone cannot find the article; after turn 1 it must."""
+    convs = conversations()
+    bare = "What did they find?"
+    alone = small_retriever.retrieve(bare, k=20)
+    with_history = [
+        rank(retrieve_followup(small_retriever, bare, [c["turns"][0]], k=20).documents,
+             c["gold_pmids"][0])
+        for c in convs
+    ]  # fmt: skip
+    assert sum(rank(alone.documents, c["gold_pmids"][0]) is not None for c in convs) <= 2
+    assert sum(r is not None and r <= 3 for r in with_history) >= 0.9 * len(convs)
+
+
+def test_a_follow_up_that_changes_topic_still_finds_its_own_articles(small_retriever) -> None:  # noqa: ANN001
+    """After conversation A's first question, ask the detail question of another conversation's
+    article: that article, not A's topic, comes first."""
+    convs = conversations()
+    if not QUESTIONS.is_file():
+        pytest.skip(f"{QUESTIONS} not found")
+    question_of = {}
+    for line in QUESTIONS.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        question_of.setdefault(row["gold_pmids"][0], row["question"])
+    firsts = []
+    for i, a in enumerate(convs):
+        b = convs[(i + 7) % len(convs)]
+        new_topic = question_of[b["gold_pmids"][0]]
+        out = retrieve_followup(small_retriever, new_topic, [a["turns"][0]], k=20)
+        assert out.path == "fused"
+        firsts.append(rank(out.documents, b["gold_pmids"][0]))
+    assert sum(r == 1 for r in firsts) >= 0.95 * len(convs), firsts
+
+
+def test_eval_followups_command_prints_the_json_shape(small_index_cfg, tmp_path) -> None:  # noqa: ANN001
+    conversations()
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(
+        yaml.safe_dump(
+            {
+                "index": {"dir": small_index_cfg.index.dir, "name": small_index_cfg.index.name},
+                "retrieval": {"score_threshold": small_index_cfg.retrieval.score_threshold},
+                "prompts": {k: str(REPO / v) for k, v in small_index_cfg.prompts},
+            }
+        )
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "app", "-c", str(cfg_file), "eval", "followups",
+         "--questions", str(FOLLOWUPS), "--limit", "3", "--rewrite", "none", "--json"],
+        capture_output=True, text=True, cwd=REPO, timeout=600, check=True,
+    )  # fmt: skip
+    result = json.loads(out.stdout)
+    assert result["n"] == 3
+    for part in ("with_history", "without_history"):
+        assert set(result[part]) >= {"hit@1", "hit@3", "mrr"}
+    assert sum(result["paths"].values()) == pytest.approx(1.0)
