@@ -20,8 +20,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from settings.errors import UserFacingError
 from retrievers.followup import PATHS, retrieve_followup
+from settings.errors import UserFacingError
 
 DEPTH = 20
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from tests.fake_retriever import FakeRetriever, make_doc
 from langchain_core.documents import Document
 
 from retrievers.followup import (
@@ -19,6 +18,7 @@ from retrievers.followup import (
     retrieve_followup,
 )
 from retrievers.fusion import convex_combination
+from tests.fake_retriever import FakeRetriever, make_doc
 from tests.test_retrieval_unit import doc, make
 
 
