@@ -137,7 +137,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
     if manifest.embedding_backend != cfg.index.embedding_backend:
         return None
     try:
-        verify_build(folder, manifest)  # vectors from a damaged build are not reused
+        verify_build(folder, manifest, complete=False)  # a damaged build's vectors are not reused
     except DamagedIndexError:
         return None
     index = faiss.read_index(str(folder / "dense.faiss"))

@@ -206,11 +206,15 @@ def test_a_deleted_index_file_is_refused(index_copy, names: tuple[str, ...]) -> 
         load_backend(cfg)
 
 
-def test_an_edited_count_in_the_manifest_is_refused(index_copy) -> None:
+@pytest.mark.parametrize("field", ["chunks", "corpus_checksum", "bm25_settings"])
+def test_an_edited_field_of_the_manifest_is_refused(index_copy, field: str) -> None:
+    """chunks is also checked against the tables; the others only by the manifest's own sha256
+    (an edited corpus_checksum would pass a changed corpus off as indexed)."""
     cfg, build = index_copy
     path = build / "manifest.json"
     data = json.loads(path.read_text())
-    data["chunks"] += 1
+    data[field] = {"chunks": data["chunks"] + 1, "corpus_checksum": "0" * 64,
+                   "bm25_settings": {**data["bm25_settings"], "k1": 9.0}}[field]
     path.write_text(json.dumps(data, indent=2))
     with pytest.raises(UserFacingError, match=re.escape(REBUILD)):
         load_backend(cfg)

@@ -66,6 +66,7 @@ def test_committed_chainlit_config_is_safe_and_offline() -> None:
     data = tomllib.loads((CHAINLIT_DIR / "config.toml").read_text(encoding="utf-8"))
     features, ui = data["features"], data["UI"]
     assert features["unsafe_allow_html"] is False
+    assert data["project"]["allow_origins"] == []  # the server's own origin only (web_security)
     assert features["user_message_markdown"] is False
     assert features["spontaneous_file_upload"]["enabled"] is False
     assert features["mcp"]["enabled"] is False and features["audio"]["enabled"] is False
