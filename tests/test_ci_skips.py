@@ -31,6 +31,7 @@ def _run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
     (tmp_path / "test_skips.py").write_text(SKIPPING_TESTS, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CI"}
+    env["PYTHONPATH"] = str(CONFTEST.parents[1])  # the conftest imports the project's settings
     if ci is not None:
         env["CI"] = ci
     return subprocess.run(

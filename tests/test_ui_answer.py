@@ -58,6 +58,11 @@ def _files_in_tmp(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def new_session() -> RecordingEmitter:
     """A fresh Chainlit session in the running test's context, recording what it sends."""
+    from chainlit.config import FILES_DIRECTORY
+
+    # Chainlit makes this folder at import and deletes it when a server it runs shuts down
+    # (another test's in-process server may have); a session stores its passages there
+    FILES_DIRECTORY.mkdir(exist_ok=True)
     ctx = init_http_context()
     ctx.emitter = RecordingEmitter(ctx.session)
     user_session.set("history", [])
