@@ -1,16 +1,19 @@
-"""The answering tail every mode ends with: fit the sources into the prompt, decide a yes/no
-verdict, stream the answer as events, then post-process the event stream.
+"""The answering tail every mode ends with: fit the sources into the prompt, find each source's
+evidence sentences, decide a yes/no verdict, stream the grounded answer as events, then
+post-process the event stream.
 
 ``build_answer_tail`` composes::
 
-    fit_context | decide_verdict | stream_events | clean_citations | *postprocessors
+    fit_context | find_evidence | decide_verdict | stream_answer | clean_citations | *postprocessors
 
-``stream_events`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees), the
-raw :class:`TokenEvent` pieces and one :class:`DoneEvent`. A *post-processor* is a runnable from
-an event stream to an event stream (:func:`event_postprocessor` makes one from an async generator
-function): it sees the sources first, then every token, and may rewrite the final result. Citation
-cleaning is the first; further ones (e.g. grounding the answer's sentences in the sources) are
-passed to :class:`chains.assistant.Assistant` and composed after it.
+``stream_answer`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees, each
+with its whole abstract and key findings), the displayed :class:`TokenEvent` pieces (only
+sentences that pass the support check: :mod:`chains.grounded`) and one :class:`DoneEvent`.
+A *post-processor* is a runnable from an event stream to an event stream
+(:func:`event_postprocessor` makes one from an async generator function): it sees the sources
+first, then every token, and may rewrite the final result. Citation cleaning is the first (a
+safety net: grounded text only cites listed sources); further ones are passed to
+:class:`chains.assistant.Assistant` and composed after it.
 """
 
 from __future__ import annotations
@@ -29,15 +32,27 @@ from langchain_core.runnables import (
 from chains.budget import TokenCounter, fit_prompt
 from chains.citations import CitationStreamFilter, clean_citations
 from chains.deadline import Deadline, stopped_note
+from chains.grounded import (
+    AnswerWriter,
+    EncoderProvider,
+    evidence_spans,
+    make_evidence_step,
+)
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
 from chains.turn import Turn
+from grounding.evidence import EvidenceSentence
+from grounding.sources import ArticleTexts
+from settings.grounding import GroundingSettings
 
 EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEvent]]
-VerdictFn = Callable[[str, list[Document]], Any]  # (question, documents) -> verdict | None
+# (question, documents) -> (verdict | None, the sources it read: 1-based)
+VerdictFn = Callable[[str, list[Document]], tuple[Any, list[int]]]
 
 
-def to_source(n: int, doc: Document) -> Source:
+def to_source(
+    n: int, doc: Document, abstract: str = "", evidence: list[EvidenceSentence] | None = None
+) -> Source:
     md = doc.metadata
     conf = md.get("confidence")
     year = md.get("year")
@@ -51,6 +66,8 @@ def to_source(n: int, doc: Document) -> Source:
         authors=[str(a) for a in md.get("authors") or []],
         confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
         passage=doc.page_content,
+        abstract=abstract or doc.page_content,
+        evidence=evidence_spans(evidence or []),
         rrf_score=md.get("rrf_score"),
         ranks=dict(md.get("ranks") or {}),
         scores=dict(md.get("scores") or {}),
@@ -93,20 +110,29 @@ def make_fit_step(template: str, count_tokens: TokenCounter, budget: Callable[[]
 
 
 def make_verdict_step(decide: VerdictFn) -> Runnable:
-    """Turn -> Turn with ``verdict`` (None unless a yes/no question was decided)."""
+    """Turn -> Turn with ``verdict`` (None unless a yes/no question was decided) and
+    ``verdict_sources``. Not decided when the abstracts do not answer the question."""
 
     def verdict(turn: Turn) -> Turn:
-        if turn.get("refused"):
-            return {**turn, "verdict": None}
-        return {**turn, "verdict": decide(turn["question"], turn["documents"])}
+        if turn.get("refused") or turn.get("abstain"):
+            return {**turn, "verdict": None, "verdict_sources": []}
+        decided, sources = decide(turn["question"], turn["documents"])
+        return {**turn, "verdict": decided, "verdict_sources": sources if decided else []}
 
     return RunnableLambda(verdict).with_config(run_name="decide_verdict")
 
 
-def make_stream_step(answer: Runnable, refusal: str, timeout_s: float | None = None) -> Runnable:
-    """Turn -> events: the sources, the raw answer pieces (the verdict's prefix first), the
-    result. A refused turn (nothing retrieved) streams the refusal without calling the LLM.
-    Generation stops after ``timeout_s`` (llm.timeout_s) and the answer says so."""
+def make_stream_step(
+    answer: Runnable,
+    refusal: str,
+    timeout_s: float | None = None,
+    settings: GroundingSettings | None = None,
+) -> Runnable:
+    """Turn -> events: the sources, the displayed answer pieces, the result. A refused turn
+    (nothing retrieved) streams the refusal without calling the LLM; so do the extractive style
+    and abstention (:class:`chains.grounded.AnswerWriter`). Generation stops after
+    ``timeout_s`` (llm.timeout_s) and the answer says so."""
+    settings = settings or GroundingSettings()
 
     async def stream(turn: Turn, config: RunnableConfig) -> AsyncIterator[AnswerEvent]:
         searched = turn.get("searched_question") or turn["question"]
@@ -124,9 +150,15 @@ def make_stream_step(answer: Runnable, refusal: str, timeout_s: float | None = N
                 searched_question=searched, filters=filters, rewrite=base["rewrite"]
             )
             yield TokenEvent(text=refusal)
-            yield DoneEvent(result=AnswerResult(answer=refusal, refused=True, **base))
+            yield DoneEvent(
+                result=AnswerResult(answer=refusal, refused=True, style="refused", **base)
+            )
             return
-        sources = [to_source(i, d) for i, d in enumerate(turn["documents"], start=1)]
+        pool, evidence = turn["pool"], turn["evidence"]
+        sources = [
+            to_source(i, d, pool.sources[i - 1].abstract, evidence[i - 1])
+            for i, d in enumerate(turn["documents"], start=1)
+        ]
         sub_queries = list(turn.get("sub_queries") or [])
         yield PreparedEvent(
             searched_question=searched,
@@ -135,28 +167,35 @@ def make_stream_step(answer: Runnable, refusal: str, timeout_s: float | None = N
             sources=sources,
             rewrite=base["rewrite"],
         )
-        prefix = verdict_prefix(turn.get("verdict"))
-        if prefix:
-            yield TokenEvent(text=prefix)
-        pieces = [prefix]
-        inp = {"messages": turn["messages"], "answer_prefix": prefix}
-        deadline = Deadline.after(timeout_s) if timeout_s is not None else None
-        generated = answer.astream(inp, config)
-        async for piece in deadline.limit(generated) if deadline else generated:
-            if piece:
-                pieces.append(piece)
-                yield TokenEvent(text=piece)
-        if deadline is not None and deadline.expired and timeout_s is not None:
-            note = stopped_note(timeout_s)
-            pieces.append(note)
+        writer = AnswerWriter(turn, settings)
+        opening = writer.opening()
+        if opening:
+            yield TokenEvent(text=opening)
+        note = ""
+        if writer.uses_llm:
+            prefix = verdict_prefix(turn.get("verdict"))
+            inp = {"messages": turn["messages"], "answer_prefix": prefix}
+            deadline = Deadline.after(timeout_s) if timeout_s is not None else None
+            generated = answer.astream(inp, config)
+            async for piece in deadline.limit(generated) if deadline else generated:
+                shown = writer.feed(piece) if piece else ""
+                if shown:
+                    yield TokenEvent(text=shown)
+            if deadline is not None and deadline.expired and timeout_s is not None:
+                note = stopped_note(timeout_s)
+                base["timings"] = {**base["timings"], "stopped_at_limit_s": timeout_s}
+        rest = writer.finish()
+        if rest:
+            yield TokenEvent(text=rest)
+        if note:
             yield TokenEvent(text=note)
-            base["timings"] = {**base["timings"], "stopped_at_limit_s": timeout_s}
         yield DoneEvent(
             result=AnswerResult(
-                answer="".join(pieces),
+                answer=writer.shown + note,
                 sub_queries=sub_queries,
                 sources=sources,
-                verdict=turn.get("verdict"),
+                verdict=turn.get("verdict") if writer.composed.verdict else None,
+                **writer.record(),
                 **base,
             )
         )
@@ -187,9 +226,7 @@ async def _clean_citations(events: AsyncIterator[AnswerEvent]) -> AsyncIterator[
                 rest = cite.flush()
                 if rest:
                     yield TokenEvent(text=rest)
-                prefix = verdict_prefix(result.verdict)
-                body = result.answer[len(prefix) :].strip()
-                result.answer = (prefix + clean_citations(body, len(result.sources))).strip()
+                result.answer = clean_citations(result.answer, len(result.sources)).strip()
             yield event
         else:
             yield event
@@ -207,14 +244,19 @@ def build_answer_tail(
     decide_verdict: VerdictFn,
     answer: Runnable,
     refusal: str,
+    encoder: EncoderProvider,
+    article_text: ArticleTexts | None = None,
+    settings: GroundingSettings | None = None,
     timeout_s: float | None = None,
     postprocessors: Sequence[Runnable] = (),
 ) -> Runnable:
     """Turn -> events (see the module docstring)."""
+    settings = settings or GroundingSettings()
     chain = (
         make_fit_step(template, count_tokens, budget)
+        | make_evidence_step(encoder, article_text, settings)
         | make_verdict_step(decide_verdict)
-        | make_stream_step(answer, refusal, timeout_s)
+        | make_stream_step(answer, refusal, timeout_s, settings)
         | make_citation_step()
     )
     for step in postprocessors:

@@ -39,8 +39,9 @@ from chains.verdict import (
     calibration_path,
     is_yes_no_question,
 )
+from grounding.sources import ArticleTexts, SentenceEncoder, load_encoder
 from settings.config import Config
-from settings.errors import UserFacingError
+from settings.errors import ModelLoadError, UserFacingError
 
 log = logging.getLogger(__name__)
 
@@ -66,9 +67,11 @@ class Assistant:
         count_tokens: TokenCounter | None = None,
         calibration: Calibration | None = None,
         postprocessors: Sequence[Runnable] = (),
+        encoder: SentenceEncoder | None = None,
     ) -> None:
         self.cfg = cfg
         self.retriever = retriever
+        self._encoder = encoder
         self.prompts = Prompts.from_config(cfg)
         self._llm = llm
         self._count_tokens = count_tokens
@@ -91,15 +94,20 @@ class Assistant:
         llm: BaseChatModel | None = None,
         count_tokens: TokenCounter | None = None,
         postprocessors: Sequence[Runnable] = (),
+        encoder: SentenceEncoder | None = None,
     ) -> Assistant:
         """Load what is not given: the retriever now (fails fast without an index), the LLM
         lazily on the first question that needs it. ``postprocessors`` are event-stream steps
-        composed after citation cleaning (see :mod:`chains.answer`)."""
+        composed after citation cleaning (see :mod:`chains.answer`). ``encoder`` embeds
+        abstract sentences for grounding (default: the index's own MiniLM embedder)."""
         if retriever is None:
             from retrievers.loading import load_retriever
 
             retriever = load_retriever(cfg)
-        return cls(cfg, retriever, llm, count_tokens=count_tokens, postprocessors=postprocessors)
+        return cls(
+            cfg, retriever, llm, count_tokens=count_tokens, postprocessors=postprocessors,
+            encoder=encoder,
+        )  # fmt: skip
 
     # ---- lazily loaded LLM -------------------------------------------------------------------
     @property
@@ -111,6 +119,17 @@ class Assistant:
 
                     self._llm = get_llm(self.cfg.llm, root=self.cfg.root)
         return self._llm
+
+    def encoder(self) -> SentenceEncoder:
+        """The sentence embedder for grounding: the search backend's own (no second MiniLM in
+        memory), else one built from the index config."""
+        if self._encoder is None:
+            with self._llm_lock:
+                if self._encoder is None:
+                    backend = ArticleTexts(self.retriever).backend
+                    found = getattr(backend, "embedder", None)
+                    self._encoder = found if found is not None else load_encoder(self.cfg)
+        return self._encoder
 
     def count_tokens(self, messages: Sequence[BaseMessage]) -> int:
         if self._count_tokens is None:
@@ -130,6 +149,9 @@ class Assistant:
             decide_verdict=self._verdict,
             answer=make_answer_step(self._model),
             refusal=cfg.chains.refusal,
+            encoder=self.encoder,
+            article_text=ArticleTexts(self.retriever),
+            settings=cfg.answer,
             timeout_s=cfg.llm.timeout_s,
             postprocessors=postprocessors,
         )
@@ -182,15 +204,26 @@ class Assistant:
                 timings["total_s"] = round(time.perf_counter() - t0, 4)
             yield event
 
-    def _verdict(self, question: str, documents: list[Document]) -> Verdict | None:
-        """The same decision as ``eval answers`` (one :class:`VerdictDecider`); None for a
-        question that is not yes/no, or a model that cannot serve the calibrated method."""
+    def _verdict(
+        self, question: str, documents: list[Document]
+    ) -> tuple[Verdict | None, list[int]]:
+        """The same decision as ``eval answers`` (one :class:`VerdictDecider`) and the sources it
+        read; no verdict for a question that is not yes/no, or a model that cannot serve the
+        calibrated method. The extractive style needs no LLM: when none can be loaded, its
+        answer comes without a verdict (logged) instead of failing."""
         if not is_yes_no_question(question):
-            return None
-        llm = self.llm
+            return None, []
+        try:
+            llm = self.llm
+        except ModelLoadError as err:
+            if self.cfg.answer.style != "extractive":
+                raise
+            log.warning("extractive answer without a yes/no verdict: %s", err)
+            return None, []
         if not self.decider.usable_with(llm):
-            return None
-        return self.decider.decide(llm, question, documents, self.count_tokens).verdict
+            return None, []
+        outcome = self.decider.decide(llm, question, documents, self.count_tokens)
+        return outcome.verdict, outcome.sources
 
     # ---- sync ---------------------------------------------------------------------------------
     async def arun(

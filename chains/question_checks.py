@@ -123,6 +123,7 @@ def refusal_events(question: str, mode: str, text: str, t0: float) -> list[Any]:
 
     elapsed = round(time.perf_counter() - t0, 4)
     result = AnswerResult(answer=text, mode=mode, question=question, searched_question=question,
-                          refused=True, timings={"first_token_s": elapsed, "total_s": elapsed})
+                          refused=True, style="refused",
+                          timings={"first_token_s": elapsed, "total_s": elapsed})
     return [PreparedEvent(searched_question=question), TokenEvent(text=text),
             DoneEvent(result=result)]

@@ -13,6 +13,15 @@ Mode = Literal["plain", "conversational", "multi-query"]
 MODES: tuple[str, ...] = ("plain", "conversational", "multi-query")
 
 
+class EvidenceSpan(BaseModel):
+    """A key finding: ``abstract[start:end] == text`` of the source it belongs to."""
+
+    text: str
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+    section: str | None = None
+
+
 class Source(BaseModel):
     """One abstract the LLM saw, numbered as cited in the answer ([n])."""
 
@@ -24,7 +33,9 @@ class Source(BaseModel):
     journal: str = ""
     authors: list[str] = Field(default_factory=list)
     confidence: float = Field(0.0, ge=0, le=1)
-    passage: str = ""
+    passage: str = ""  # the retrieved chunk (what the prompt shows)
+    abstract: str = ""  # the whole abstract, which ``evidence`` offsets point into
+    evidence: list[EvidenceSpan] = Field(default_factory=list)  # its key findings
     rrf_score: float | None = None
     ranks: dict[str, int | None] = Field(default_factory=dict)
     scores: dict[str, float | None] = Field(default_factory=dict)
@@ -44,6 +55,23 @@ class Source(BaseModel):
         return self.authors[0] + (" et al." if len(self.authors) > 1 else "")
 
 
+class CitedSentence(BaseModel):
+    """A displayed answer sentence and the sources it cites (each supports it)."""
+
+    text: str
+    citations: list[int] = Field(default_factory=list)
+
+
+class DroppedSentence(BaseModel):
+    """A generated sentence that was not shown, and why (the support check's reason)."""
+
+    text: str
+    reason: str
+
+
+AnswerStyleUsed = Literal["generative", "extractive", "abstain", "refused", "none"]
+
+
 class AnswerResult(BaseModel):
     answer: str
     mode: Mode
@@ -57,6 +85,15 @@ class AnswerResult(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict)
     # how the searched question was made (retrievers.followup): llm | fallback | unchanged | fused
     rewrite: str = "unchanged"
+    # grounding: what the answer is made of ("none": a refusal of the question itself)
+    style: AnswerStyleUsed = "none"
+    sentences: list[CitedSentence] = Field(default_factory=list)
+    verdict_sources: list[int] = Field(default_factory=list)
+    dropped: list[DroppedSentence] = Field(default_factory=list)
+
+    def key_findings(self) -> list[tuple[int, EvidenceSpan]]:
+        """(source number, evidence sentence) of every source, in source order."""
+        return [(s.n, e) for s in self.sources for e in s.evidence]
 
 
 class PreparedEvent(BaseModel):

@@ -24,5 +24,9 @@ class Turn(TypedDict, total=False):
     rewrite: str  # how a follow-up was searched: llm | fallback | fused (unchanged: no history)
     sub_queries: list[str]  # multi-query's alternative queries
     messages: list[BaseMessage]  # the answer prompt
+    pool: Any  # grounding.sources.SourcePool: the whole abstracts, split and embedded
+    evidence: list[list[Any]]  # per source, its key findings (grounding.evidence)
+    abstain: bool  # no abstract sentence reaches the relevance bar: "do not answer this directly"
     verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
+    verdict_sources: list[int]  # the sources the verdict read (1-based)
     timings: dict[str, float]

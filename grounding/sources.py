@@ -54,11 +54,11 @@ class ArticleTexts:
     """Whole abstracts for retrieved chunks, via the search backend; the chunk itself otherwise."""
 
     def __init__(self, retriever: Any) -> None:
-        self._backend = _find_backend(retriever)
+        self.backend = _find_backend(retriever)
 
     def __call__(self, doc: Document) -> str:
         pmid = str(doc.metadata.get("pmid") or "")
-        by_pmid = getattr(self._backend, "article_chunks", None)
+        by_pmid = getattr(self.backend, "article_chunks", None)
         if not pmid or not callable(by_pmid):
             return doc.page_content
         chunks = sorted(by_pmid(pmid) or [], key=lambda d: int(d.metadata.get("chunk_index", 0)))

@@ -12,6 +12,8 @@ from typing import Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from settings.grounding import GroundingSettings
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_CONFIG_PATH = REPO_ROOT / "cfg.yaml"
 
@@ -205,6 +207,8 @@ class Config(_Section):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
     chains: ChainsConfig = Field(default_factory=ChainsConfig)
+    # answer.style (extractive | generative | auto) and the support check's thresholds
+    answer: GroundingSettings = Field(default_factory=GroundingSettings)
     ui: UIConfig = Field(default_factory=UIConfig)
 
     root: Path = Field(

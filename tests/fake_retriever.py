@@ -115,3 +115,23 @@ class FakeRetriever:
         self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None
     ) -> FakeRetrieval:
         return self.retrieve(question, k=k, filters=filters)
+
+
+class FakeEncoder:
+    """Bag-of-words vectors (hashed words, L2-normalised) for grounding in unit tests: sentences
+    that share words are close, as with MiniLM, at no model load."""
+
+    dim = 256
+
+    def encode(self, texts: list[str]):  # noqa: ANN201 - numpy array
+        import zlib
+
+        import numpy as np
+
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i, text in enumerate(texts):
+            for w in _W.findall(text.lower()):
+                if w not in _STOP:
+                    out[i, zlib.crc32(w.encode()) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.where(norms == 0, 1.0, norms)

@@ -15,7 +15,7 @@ from chains.assistant import Assistant
 from chains.budget import fit_prompt
 from chains.result import DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import answer_messages
-from tests.fake_retriever import FakeRetriever, make_doc
+from tests.fake_retriever import FakeEncoder, FakeRetriever, make_doc
 
 DOCS = [
     make_doc(
@@ -59,7 +59,9 @@ def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int =
     retriever = FakeRetriever(list(docs), k=k)
     # the LLM rewrite is off by default (a 135M model); these tests exercise it
     cfg = cfg or Config(chains={"rewrite_with_llm": True})
-    a = Assistant.from_config(cfg, retriever=retriever, llm=llm, count_tokens=words)
+    a = Assistant.from_config(
+        cfg, retriever=retriever, llm=llm, count_tokens=words, encoder=FakeEncoder()
+    )
     return a, llm, retriever
 
 
@@ -74,14 +76,16 @@ def test_plain_events_order_and_sources_numbered() -> None:
     a, llm, _ = make(["Methylphenidate works [1] in adults [9]."])
     events = collect(a, "What does methylphenidate do in ADHD?", "plain")
     assert isinstance(events[0], PreparedEvent)
-    assert all(isinstance(e, TokenEvent) for e in events[1:-1]) and len(events) > 3
+    assert all(isinstance(e, TokenEvent) for e in events[1:-1]) and len(events) >= 3
     assert isinstance(events[-1], DoneEvent)
     r = events[-1].result
     assert r.mode == "plain" and not r.refused
     assert [s.n for s in r.sources] == list(range(1, len(r.sources) + 1))
     assert r.sources[0].pmid == "11"
     assert events[0].sources == r.sources
-    assert r.answer == "Methylphenidate works [1] in adults."  # [9] is not a listed source
+    # grounded: the sentence is supported by [1]; [9] is not a listed source
+    assert r.answer == "Methylphenidate works in adults [1]."
+    assert r.style == "generative" and r.sentences[0].citations == [1]
     assert "[9]" not in "".join(e.text for e in events[1:-1])
     assert set(r.timings) >= {"retrieve_s", "first_token_s", "total_s"}
     # the prompt holds exactly the listed sources, numbered, before the question
@@ -183,7 +187,7 @@ def test_multi_query_fuses_original_and_sub_queries() -> None:
         "Here are 3 queries:\n1. amphetamine attention\n2) sleep adolescents\n"
         "- amphetamine attention"
     )
-    a, llm, retriever = make([subs, "Answer [1] [2] [3]."], k=1)
+    a, llm, retriever = make([subs, "Amphetamine improved attention in ADHD trials [1]."], k=1)
     r = a.ask("Methylphenidate ADHD adults?", mode="multi-query")
     assert r.sub_queries == ["amphetamine attention", "sleep adolescents"]
     asked = [q for q, _ in retriever.calls]
@@ -191,7 +195,9 @@ def test_multi_query_fuses_original_and_sub_queries() -> None:
     assert {s.pmid for s in r.sources} == {"11", "33", "44"}
     assert r.sources[0].pmid == "11"  # the original question's hit wins ties (listed first)
     assert all(s.rrf_score for s in r.sources)
-    assert r.answer == "Answer [1] [2] [3]."
+    # the sentence cites [1] but [1] (PMID 11) does not say it: re-cited to the source that does
+    n33 = next(s.n for s in r.sources if s.pmid == "33")
+    assert r.answer == f"Amphetamine improved attention in ADHD trials [{n33}]."
 
 
 def test_budget_drops_lowest_ranked_sources_and_lists_only_what_was_seen() -> None:
@@ -229,9 +235,11 @@ def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
 
 
 def test_yes_no_question_without_scoring_model_has_no_verdict_prefix() -> None:
-    a, _, _ = make(["Stimulants help [1]."])
+    a, _, _ = make(["Stimulant medication helped children with ADHD [2]."])
     r = a.ask("Are stimulants helpful for ADHD?", mode="plain")
-    assert r.verdict is None and r.answer == "Stimulants help [1]."
+    n22 = next(s.n for s in r.sources if s.pmid == "22")
+    assert r.verdict is None
+    assert r.answer == f"Stimulant medication helped children with ADHD [{n22}]."
 
 
 def test_bad_mode_and_empty_question_are_user_errors() -> None:
@@ -243,12 +251,12 @@ def test_bad_mode_and_empty_question_are_user_errors() -> None:
 
 
 def test_ask_works_inside_a_running_event_loop() -> None:
-    a, _, _ = make(["Answer [1]."])
+    a, _, _ = make(["Methylphenidate improved symptoms in adults [1]."])
 
     async def inside() -> str:
         return a.ask("What does methylphenidate do in ADHD?", mode="plain").answer
 
-    assert asyncio.run(inside()) == "Answer [1]."
+    assert asyncio.run(inside()) == "Methylphenidate improved symptoms in adults [1]."
 
 
 def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
@@ -306,14 +314,13 @@ def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
     llm = RecordingLLM(responses=["Methylphenidate works [1] in adults [9]."], prompts=[])
     a = Assistant.from_config(
         Config(), retriever=FakeRetriever(list(DOCS)), llm=llm, count_tokens=words,
-        postprocessors=[event_postprocessor(shout, "shout")],
+        postprocessors=[event_postprocessor(shout, "shout")], encoder=FakeEncoder(),
     )  # fmt: skip
     events = collect(a, "What does methylphenidate do in ADHD?", "plain")
     r = events[-1].result
     assert seen["sources"] == [s.pmid for s in r.sources] and seen["sources"][0] == "11"
-    # it runs after citation cleaning: it sees the cleaned tokens and the cleaned answer
-    assert "".join(seen["tokens"]).startswith("Methylphenidate works [1] in adults")
-    assert "[9]" not in "".join(seen["tokens"])
-    assert r.answer == "METHYLPHENIDATE WORKS [1] IN ADULTS."
+    # it runs after grounding and citation cleaning: it sees the displayed tokens and answer
+    assert "".join(seen["tokens"]) == "Methylphenidate works in adults [1]."
+    assert r.answer == "METHYLPHENIDATE WORKS IN ADULTS [1]."
     shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
     assert shown == "".join(seen["tokens"]).upper()

@@ -242,7 +242,7 @@ def test_assistant_uses_the_classifier_verdict() -> None:
 
     from app.config import Config
     from chains.assistant import Assistant
-    from tests.fake_retriever import FakeRetriever, make_doc
+    from tests.fake_retriever import FakeEncoder, FakeRetriever, make_doc
 
     class ScoringFake(FakeListChatModel):
         capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
@@ -254,6 +254,10 @@ def test_assistant_uses_the_classifier_verdict() -> None:
     cal = Calibration(method="classifier", classifier=_lp_classifier())
     llm = ScoringFake(responses=["They did not help [1]."])
     a = Assistant(Config(), FakeRetriever(docs, k=1), llm, count_tokens=lambda m: 10,
-                  calibration=cal)  # fmt: skip
+                  calibration=cal, encoder=FakeEncoder())  # fmt: skip
     r = a.ask("Are stimulants helpful?", mode="plain")
-    assert r.verdict == "no" and r.answer.startswith("No. ")
+    # the verdict names the source it read; the unsupported generated sentence is not shown, so
+    # auto falls back to the abstract's own finding
+    assert r.verdict == "no" and r.verdict_sources == [1]
+    assert r.answer == "No [1]. Stimulants had no significant effect [1]."
+    assert [d.text for d in r.dropped] == ["They did not help [1]."]

@@ -100,7 +100,17 @@ class VerdictDecider:
         documents: Sequence[Document],
         count_tokens: TokenCounter,
     ) -> VerdictOutcome:
+        """The verdict, naming the documents it read (``sources``: 1-based positions in
+        ``documents``): the classifier reads the top one, the other methods all that fit."""
         docs = self.fit(question, documents, count_tokens)
+        outcome = self._decide(llm, question, docs)
+        read = 1 if self.method == "classifier" else len(docs)
+        outcome.sources = list(range(1, min(read, len(docs)) + 1))
+        return outcome
+
+    def _decide(
+        self, llm: BaseChatModel, question: str, docs: list[Document]
+    ) -> VerdictOutcome:
         if self.method == "classifier":
             return classify_verdict(
                 llm, question, docs, self.calibration,

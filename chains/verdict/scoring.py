@@ -40,6 +40,7 @@ class VerdictOutcome:
     invalid: bool = False  # the JSON generation could not be parsed (then scoring decided)
     features: dict[str, float] = field(default_factory=dict)  # the classifier's inputs
     evidence: str = ""  # the sentences the classifier read
+    sources: list[int] = field(default_factory=list)  # the documents read: 1 = the first given
 
 
 def yes_no_messages(

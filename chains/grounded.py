@@ -1,0 +1,166 @@
+"""Evidence-first answers inside the answer tail: every displayed sentence cites a source that
+supports it, whatever the model writes.
+
+``find_evidence`` (a step before the verdict) embeds the sources' whole abstracts once, picks each
+source's evidence sentences (the key findings) and decides honest abstention. The stream step then
+writes the answer through an :class:`AnswerWriter`, which yields only display text:
+
+- ``extractive`` (or abstention): the composed findings, no LLM call at all;
+- ``generative`` / ``auto``: the verdict (naming its sources) at once, then each generated sentence
+  as soon as the support check passes it (citations repaired, unsupported ones dropped); ``auto``
+  falls back to the findings when no generated sentence survived.
+
+The decisions are :mod:`grounding`'s (pure functions); this module only wires them to the stream.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from langchain_core.runnables import Runnable, RunnableLambda
+
+from chains.result import CitedSentence, DroppedSentence, EvidenceSpan
+from chains.turn import Turn
+from grounding.compose import ComposedAnswer, compose_answer, compose_extractive
+from grounding.evidence import EvidenceSentence, answers_question, select_evidence
+from grounding.sources import ArticleTexts, SentenceEncoder, SourcePool
+from grounding.stream import GroundedStream
+from grounding.support import SupportChecker
+from settings.grounding import GroundingSettings
+
+log = logging.getLogger(__name__)
+
+EncoderProvider = Callable[[], SentenceEncoder]
+
+
+def make_evidence_step(
+    encoder: EncoderProvider, article_text: ArticleTexts | None, settings: GroundingSettings
+) -> Runnable:
+    """Turn -> Turn with ``pool`` (whole abstracts, split and embedded in one batch),
+    ``evidence`` (per source, its key findings) and ``abstain`` (no sentence of any source is
+    relevant enough: the honest "do not answer this directly")."""
+
+    def find(turn: Turn) -> Turn:
+        if turn.get("refused"):
+            return turn
+        question = turn.get("searched_question") or turn["question"]
+        pool = SourcePool.from_documents(question, turn["documents"], encoder(), article_text)
+        evidence = select_evidence(pool, settings)
+        return {
+            **turn,
+            "pool": pool,
+            "evidence": evidence,
+            "abstain": not answers_question(evidence, settings),
+        }
+
+    return RunnableLambda(find).with_config(run_name="find_evidence")
+
+
+def evidence_spans(evidence: list[EvidenceSentence]) -> list[EvidenceSpan]:
+    return [
+        EvidenceSpan(text=e.text, start=e.start, end=e.end, section=e.section) for e in evidence
+    ]
+
+
+class AnswerWriter:
+    """Turns one question's generated pieces into what the user sees, and the final record.
+
+    ``opening()`` is shown first; ``feed(piece)`` / ``finish()`` return display text (possibly
+    "") to append; afterwards ``composed`` is the answer and ``dropped`` what was not shown. The
+    concatenation of everything returned equals ``composed.text``.
+    """
+
+    def __init__(self, turn: Turn, settings: GroundingSettings) -> None:
+        self.settings = settings
+        pool: SourcePool = turn["pool"]
+        self.evidence: list[list[EvidenceSentence]] = turn["evidence"]
+        self.titles = [s.title for s in pool.sources]
+        self.verdict = turn.get("verdict")
+        self.verdict_sources = list(turn.get("verdict_sources") or [])
+        self.extractive = compose_extractive(
+            self.evidence,
+            titles=self.titles,
+            verdict=self.verdict,
+            verdict_sources=self.verdict_sources,
+            settings=settings,
+        )
+        self.uses_llm = settings.style != "extractive" and not self.extractive.abstained
+        self._stream = GroundedStream(SupportChecker(pool, settings)) if self.uses_llm else None
+        self._shown = ""
+        self.composed: ComposedAnswer = self.extractive
+
+    def _show(self, text: str) -> str:
+        if not text.strip():
+            return ""
+        text = text.strip()
+        out = (" " + text) if self._shown else text
+        self._shown += out
+        return out
+
+    def opening(self) -> str:
+        """Shown before generation: the verdict naming its sources, or the whole extractive
+        answer (or abstention) when no LLM text is used."""
+        if not self.uses_llm:
+            return "".join(self._show(s) for s in self._texts(self.extractive))
+        return self._show(self.extractive.verdict_text)
+
+    def feed(self, piece: str) -> str:
+        return self._show(self._stream.feed(piece)) if self._stream else ""
+
+    def finish(self) -> str:
+        """End of generation: the last sentence, then the fallback if nothing survived."""
+        if self._stream is None:
+            return ""
+        out = self._show(self._stream.flush())
+        self.composed = compose_answer(
+            self.settings.style,
+            self._stream.decisions,
+            self.evidence,
+            titles=self.titles,
+            verdict=self.verdict,
+            verdict_sources=self.verdict_sources,
+            settings=self.settings,
+        )
+        if self.composed.style != "generative":  # auto's fallback, or generative's abstention
+            shown_verdict = bool(self.extractive.verdict_text)
+            texts = self._texts(self.composed, with_verdict=not shown_verdict)
+            if shown_verdict and not self.composed.verdict_text:
+                self.composed.verdict = self.extractive.verdict  # it was shown: it stays
+                self.composed.verdict_sources = self.extractive.verdict_sources
+            out += "".join(self._show(t) for t in texts)
+        return out
+
+    @staticmethod
+    def _texts(answer: ComposedAnswer, *, with_verdict: bool = True) -> Iterator[str]:
+        if with_verdict and answer.verdict_text:
+            yield answer.verdict_text
+        for s in answer.sentences:
+            yield s.text
+
+    @property
+    def shown(self) -> str:
+        return self._shown
+
+    @property
+    def dropped(self) -> list[DroppedSentence]:
+        if self._stream is None:
+            return []
+        return [
+            DroppedSentence(text=d.raw.strip(), reason=d.reason)
+            for d in self._stream.decisions
+            if not d.kept and d.raw.strip()
+        ]
+
+    def record(self) -> dict[str, Any]:
+        """The grounding fields of the :class:`~chains.result.AnswerResult`."""
+        return {
+            "style": self.composed.style,
+            "sentences": [
+                CitedSentence(text=s.claim, citations=list(s.citations))
+                for s in self.composed.sentences
+            ],
+            "verdict_sources": list(self.composed.verdict_sources) if self.verdict else [],
+            "dropped": self.dropped,
+        }
