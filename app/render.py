@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
-from chains.result import PreparedEvent, Source
+from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
@@ -73,7 +73,7 @@ def pubmed_url(pmid: str) -> str:
 
 def source_label(source: Source) -> str:
     """The element name of a source's passage; the same text as its inline marker in the answer."""
-    return f"[{source.n}]"
+    return source_label_for(source.n)
 
 
 def source_line(source: Source) -> str:
@@ -97,8 +97,50 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
     return "\n\n".join(parts)
 
 
+def key_findings_block(result: AnswerResult) -> str:
+    """"Key findings" under the answer: each source's evidence sentences, each ending with its
+    [n]; a finding the answer already quotes is not repeated. "" when there is none to add."""
+    answer = " ".join(result.answer.split())
+    lines = [
+        f"- {escape_answer(' '.join(e.text.split()))} {source_label_for(n)}"
+        for n, e in result.key_findings()
+        if " ".join(e.text.split()) not in answer
+    ]
+    return "**Key findings**\n\n" + "\n".join(lines) if lines else ""
+
+
+def source_label_for(n: int) -> str:
+    return f"[{n}]"
+
+
+def highlighted_abstract(abstract: str, evidence: Iterable[EvidenceSpan]) -> str:
+    """The whole abstract as escaped markdown, its evidence sentences in bold, paragraphs kept."""
+    spans = sorted(
+        (e for e in evidence if 0 <= e.start < e.end <= len(abstract)), key=lambda e: e.start
+    )
+    pieces: list[tuple[str, bool]] = []
+    at = 0
+    for e in spans:
+        if e.start < at:
+            continue  # overlapping spans: the first wins
+        pieces.append((abstract[at : e.start], False))
+        pieces.append((abstract[e.start : e.end], True))
+        at = e.end
+    pieces.append((abstract[at:], False))
+    paragraphs: list[list[str]] = [[]]
+    for text, bold in pieces:
+        for i, line in enumerate(text.split("\n")):
+            if i:
+                paragraphs.append([])
+            words = escape_markdown(line)
+            if words:
+                paragraphs[-1].append(f"**{words}**" if bold else words)
+    return "\n\n".join(" ".join(p) for p in paragraphs if p)
+
+
 def passage_markdown(source: Source) -> str:
-    """The side panel of one source: title, authors, journal, year, link, and the passage."""
+    """The side panel of one source: title, authors, journal, year, link, and the whole abstract
+    with its key findings (evidence sentences) in bold."""
     authors = ", ".join(source.authors[:6]) + (" et al." if len(source.authors) > 6 else "")
     meta = " · ".join(
         x for x in (escape_markdown(authors), escape_markdown(source.journal),
@@ -107,7 +149,8 @@ def passage_markdown(source: Source) -> str:
     title = escape_markdown(source.title) or "PMID " + escape_markdown(source.pmid)
     head = f"**{escape_markdown(source_label(source))} {title}**"
     link = f"[PubMed {escape_markdown(source.pmid)}]({pubmed_url(source.pmid)})"
-    body = escape_paragraphs(source.passage) or "*(no passage text)*"
+    text = source.abstract or source.passage
+    body = highlighted_abstract(text, source.evidence) or "*(no passage text)*"
     return "\n\n".join(x for x in (head, meta, f"{link} · confidence: {source.confidence_label}",
                                     body) if x)
 

@@ -32,6 +32,7 @@ from app.render import (  # noqa: E402
     escape_answer,
     escape_markdown,
     friendly_error,
+    key_findings_block,
     passage_markdown,
     search_summary,
     source_label,
@@ -222,7 +223,10 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
              result.mode, len(result.sources), result.refused, result.timings)
     sources = result.sources or (prepared.sources if prepared else [])
     body = escape_answer(result.answer) if result.answer else msg.content
-    msg.content = body + "\n\n" + sources_block(sources, result.mode or mode)
+    findings = key_findings_block(result)
+    msg.content = "\n\n".join(
+        x for x in (body, findings, sources_block(sources, result.mode or mode)) if x
+    )
     elements: list[Any] = [
         cl.Text(name=source_label(s), content=passage_markdown(s), display="side")
         for s in sources

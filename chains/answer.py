@@ -90,11 +90,15 @@ def verdict_prefix(verdict: str | None) -> str:
 # ---- steps ------------------------------------------------------------------------------------
 
 
-def make_fit_step(template: str, count_tokens: TokenCounter, budget: Callable[[], int]) -> Runnable:
-    """Turn -> Turn with ``documents`` cut to what fits and the answer ``messages``."""
+def make_fit_step(
+    template: str, count_tokens: TokenCounter, budget: Callable[[], int], *, writes: bool = True
+) -> Runnable:
+    """Turn -> Turn with ``documents`` cut to what fits and the answer ``messages``. When the LLM
+    ``writes`` no answer (the extractive style) there is no prompt to fit, and counting its
+    tokens would load the model for nothing."""
 
     def fit(turn: Turn) -> Turn:
-        if turn.get("refused"):
+        if turn.get("refused") or not writes:
             return turn
         fitted = fit_prompt(
             lambda docs, _hist, question: answer_messages(template, question, docs),
@@ -253,7 +257,7 @@ def build_answer_tail(
     """Turn -> events (see the module docstring)."""
     settings = settings or GroundingSettings()
     chain = (
-        make_fit_step(template, count_tokens, budget)
+        make_fit_step(template, count_tokens, budget, writes=settings.style != "extractive")
         | make_evidence_step(encoder, article_text, settings)
         | make_verdict_step(decide_verdict)
         | make_stream_step(answer, refusal, timeout_s, settings)

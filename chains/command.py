@@ -15,7 +15,7 @@ from settings.config import Config
 
 JSON_SOURCE_FIELDS = (
     "n", "pmid", "title", "url", "year", "journal", "authors", "confidence", "passage",
-    "rrf_score", "ranks",
+    "abstract", "evidence", "rrf_score", "ranks",
 )  # fmt: skip
 
 
@@ -34,6 +34,11 @@ def result_json(result: AnswerResult) -> dict:
     data = result.model_dump()
     data["sources"] = [{k: s.model_dump()[k] for k in JSON_SOURCE_FIELDS} for s in result.sources]
     return data
+
+
+def format_findings(result: AnswerResult) -> str:
+    """Each source's evidence sentences (its key findings), each ending with its [n]."""
+    return "\n".join(f"- {' '.join(e.text.split())} [{n}]" for n, e in result.key_findings())
 
 
 def format_sources(result: AnswerResult) -> str:
@@ -94,6 +99,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         _print(f"\nSearched: {result.searched_question}")
     if result.filters:
         _print(f"Filters: {result.filters}")
+    if result.key_findings():
+        _print("\nKey findings:\n" + format_findings(result))
     if result.sources:
         _print("\nSources:\n" + format_sources(result))
     return 0

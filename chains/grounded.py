@@ -150,7 +150,7 @@ class AnswerWriter:
         return [
             DroppedSentence(text=d.raw.strip(), reason=d.reason)
             for d in self._stream.decisions
-            if not d.kept and d.raw.strip()
+            if not d.kept and any(c.isalnum() for c in d.raw)  # not a stray "." or "[1]."
         ]
 
     def record(self) -> dict[str, Any]:

@@ -3,8 +3,8 @@
 Per answer: the share of sentences an INDEPENDENT scorer (``eval.support_scorer``, not the
 pipeline's own check) finds supported by a cited abstract, whether the answer cites at all, whether
 it abstains, and ROUGE-L F1 (``rouge-score``, stemmed) against ``long_answer`` where the line has
-one. ``--style pipeline`` scores what ``Assistant.ask`` answers today; ``--style extractive`` builds
-the extractive answer (``grounding.compose``) from the same retrieval with no LLM at all.
+one. The answers are the assistant's own (``Assistant.ask``) in the configured ``answer.style``
+(``--style`` overrides it for the run).
 """
 
 from __future__ import annotations
@@ -17,17 +17,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from langchain_core.documents import Document
-
 from eval.support_scorer import score_answer
-from grounding.compose import ABSTAIN
 from settings.config import Config
 from settings.errors import UserFacingError
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"
 )
-STYLES = ("pipeline", "extractive")
+STYLES = ("auto", "generative", "extractive")
 
 
 class QuestionFileError(UserFacingError):
@@ -38,9 +35,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", default=str(SHARED_QUESTIONS), help="JSONL question file")
     parser.add_argument("--split", default="test", help="test, dev or all (default test)")
     parser.add_argument("--mode", default="plain", help="plain | conversational | multi-query")
-    parser.add_argument("--style", choices=STYLES, default="pipeline",
-                        help="pipeline: the assistant's answer as it stands; extractive: the "
-                        "key findings of the same retrieval, no LLM")  # fmt: skip
+    parser.add_argument("--style", choices=STYLES, default=None,
+                        help="answer.style for this run (default: cfg.yaml's); every style is "
+                        "the real pipeline")  # fmt: skip
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     parser.add_argument("--out", default=None, metavar="FILE.jsonl",
                         help="write one line per answer (text, scores)")  # fmt: skip
@@ -111,78 +108,52 @@ def summarize(rows: list[dict], style: str, model: str) -> dict[str, Any]:
     }
 
 
-class _Extractive:
-    """Retrieval + grounding only: the answer the extractive style would show."""
-
-    def __init__(self, cfg: Config) -> None:
-        from grounding.settings import GroundingSettings
-        from grounding.sources import ArticleTexts, load_encoder
-        from retrievers.loading import load_retriever
-
-        self.retriever = load_retriever(cfg)
-        self.article_text = ArticleTexts(self.retriever)
-        self.encoder = load_encoder(cfg)
-        self.settings = GroundingSettings()
-        self.k = cfg.retrieval.topk_rrf
-
-    def answer(self, question: str) -> tuple[str, list[str], bool]:
-        from grounding.compose import compose_extractive
-        from grounding.evidence import select_evidence
-        from grounding.sources import SourcePool
-
-        retrieval = self.retriever.retrieve(question)
-        docs = list(retrieval.documents)[: self.k]
-        if not docs:
-            return "", [], True
-        pool = SourcePool.from_documents(
-            retrieval.query or question, docs, self.encoder, self.article_text
-        )
-        composed = compose_extractive(
-            select_evidence(pool, self.settings),
-            titles=[str(d.metadata.get("title") or "") for d in docs],
-            settings=self.settings,
-        )
-        return composed.text, [s.abstract for s in pool.sources], False
-
-
 class _Pipeline:
-    """The assistant as it answers today (``Assistant.from_config(cfg).ask``)."""
+    """The assistant as a user gets it (``Assistant.from_config(cfg).ask``), in one style."""
 
     def __init__(self, cfg: Config, mode: str) -> None:
         from chains.assistant import Assistant
-        from grounding.sources import ArticleTexts
 
         self.assistant = Assistant.from_config(cfg)
-        self.article_text = ArticleTexts(self.assistant.retriever)
         self.mode = mode
 
-    def answer(self, question: str) -> tuple[str, list[str], bool]:
+    def answer(self, question: str) -> dict[str, Any]:
         result = self.assistant.ask(question, mode=self.mode)
-        texts = [
-            self.article_text(Document(page_content=s.passage, metadata={"pmid": s.pmid}))
-            for s in result.sources
-        ]
-        return result.answer, texts, result.refused
+        return {
+            "answer": result.answer,
+            "sources": [s.abstract or s.passage for s in result.sources],
+            "refused": result.refused,
+            "abstained": result.style == "abstain",
+            "style": result.style,
+            "dropped": len(result.dropped),
+            "seconds": result.timings.get("total_s"),
+        }
 
 
 def run(cfg: Config, args: argparse.Namespace) -> int:
     questions = load_questions(Path(args.questions), args.split, args.limit)
-    runner = _Extractive(cfg) if args.style == "extractive" else _Pipeline(cfg, args.mode)
-    model = "none (no LLM)" if args.style == "extractive" else model_name(cfg)
+    style = args.style or cfg.answer.style
+    cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"style": style})})
+    runner = _Pipeline(cfg, args.mode)
+    model = model_name(cfg)
     out_fh = Path(args.out).open("w", encoding="utf-8") if args.out else None
     rows: list[dict] = []
     t0 = time.perf_counter()
     try:
         for i, q in enumerate(questions, start=1):
-            answer, sources, refused = runner.answer(q["question"])
-            score = score_answer(answer, sources)
+            got = runner.answer(q["question"])
+            answer, refused = got["answer"], got["refused"]
+            score = score_answer(answer, got["sources"])
             ref = q.get("long_answer")
             row = {
                 "qid": q.get("qid"),
                 "question": q["question"],
                 "answer": answer,
                 "refused": refused,
-                "abstained": answer.startswith(ABSTAIN),
+                "abstained": got["abstained"],
+                "style": got["style"],
+                "dropped": got["dropped"],
+                "seconds": got["seconds"],
                 "sentences": score.sentences,
                 "supported": score.supported,
                 "rate": score.rate,
@@ -198,7 +169,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     finally:
         if out_fh:
             out_fh.close()
-    report = summarize(rows, args.style, model)
+    report = summarize(rows, style, model)
     report["seconds"] = round(time.perf_counter() - t0, 1)
     if args.json:
         print(json.dumps(report))

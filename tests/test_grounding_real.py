@@ -132,24 +132,102 @@ def test_real_stream_releases_only_supported_sentences(pqa, encoder) -> None:  #
     assert shown.startswith(true.rstrip(".")) and shown.endswith("[1].")
 
 
-def test_extractive_answer_from_the_real_index_needs_no_llm(small_index_cfg, monkeypatch) -> None:  # noqa: ANN001
-    import chains.llm
-    from eval.grounding import _Extractive
+def _pqa_questions(n: int) -> list[dict]:
+    rows = [json.loads(x) for x in (EVAL_DIR / "pubmedqa_pqal.jsonl").read_text().splitlines()]
+    return rows[:n]
+
+
+def _assert_every_sentence_is_a_cited_abstract_sentence(result) -> None:  # noqa: ANN001
     from eval.support_scorer import score_answer
 
+    abstracts = [s.abstract for s in result.sources]
+    sentences = re.split(r"(?<=\]\.)\s+", result.answer)
+    assert all(re.search(r"\[\d+(, \d+)*\]\.$", s) for s in sentences), result.answer
+    for s in sentences[1 if result.verdict else 0 :]:  # every finding, verbatim
+        claim = re.sub(r" \[\d+\]\.$", "", s)
+        n = int(re.search(r"\[(\d+)\]\.$", s).group(1))
+        assert claim.rstrip(".") in abstracts[n - 1], (claim, n)
+    assert score_answer(result.answer, abstracts).rate == 1.0
+
+
+def test_extractive_style_answers_with_no_llm_loadable(small_index_cfg, monkeypatch) -> None:  # noqa: ANN001
+    """answer.style: extractive with a model that cannot be loaded at all: every question is
+    still answered from the abstracts; a non-yes/no question never even tries the model."""
+    import chains.llm
+    from chains.assistant import Assistant
+    from settings.errors import ModelLoadError
+
+    tried: list[int] = []
+
     def no_llm(*_a, **_k):  # noqa: ANN002, ANN003, ANN202
-        raise AssertionError("the extractive style loaded an LLM")
+        tried.append(1)
+        raise ModelLoadError("no model here")
 
     monkeypatch.setattr(chains.llm, "get_llm", no_llm)
-    rows = [json.loads(x) for x in (EVAL_DIR / "pubmedqa_pqal.jsonl").read_text().splitlines()]
-    runner = _Extractive(small_index_cfg)
-    for row in rows[:3]:
-        answer, sources, refused = runner.answer(row["question"])
-        assert not refused and answer
-        sentences = re.split(r"(?<=\]\.)\s+", answer)
-        assert all(re.search(r"\[\d+\]\.$", s) for s in sentences), answer
-        for s in sentences:  # every finding is an abstract sentence, verbatim
-            claim = re.sub(r" \[\d+\]\.$", "", s)
-            n = int(re.search(r"\[(\d+)\]\.$", s).group(1))
-            assert claim.rstrip(".") in sources[n - 1], (claim, n)
-        assert score_answer(answer, sources).rate == 1.0
+    cfg = small_index_cfg.model_copy(
+        update={"answer": small_index_cfg.answer.model_copy(update={"style": "extractive"})}
+    )
+    assistant = Assistant.from_config(cfg)
+    r = assistant.ask("What predicts burnout in nurses and how is it measured?", mode="plain")
+    assert not tried and r.style in ("extractive", "abstain") and r.answer
+    for row in _pqa_questions(3):  # yes/no questions: the verdict needs the model, so none
+        r = assistant.ask(row["question"], mode="plain")
+        assert not r.refused and r.style == "extractive" and r.verdict is None
+        assert r.sources[0].evidence and r.sources[0].abstract
+        _assert_every_sentence_is_a_cited_abstract_sentence(r)
+    assert tried  # it did try (and the failure did not reach the user)
+
+
+class _ScriptedLLM:
+    """Builds a fake chat model that streams exactly ``text`` (character by character)."""
+
+    @staticmethod
+    def make(text: str):  # noqa: ANN205
+        from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+        return FakeListChatModel(responses=[text] * 8)
+
+
+def test_real_pipeline_removes_an_injected_unsupported_sentence(small_index_cfg) -> None:  # noqa: ANN001
+    """The real index, the real MiniLM and the real chain; only the LLM is scripted: it writes one
+    sentence of the top source, one invented sentence and one with a wrong number. The user sees
+    the true one (cited), never the other two, in the stream or in the result."""
+    from chains.assistant import Assistant
+    from chains.result import DoneEvent, TokenEvent
+    from grounding.sentences import split_sentences
+    from grounding.sources import ArticleTexts
+    from retrievers.loading import load_retriever
+
+    retriever = load_retriever(small_index_cfg)
+    row = _pqa_questions(1)[0]
+    question = row["question"].rstrip("?") + ": what did the study find?"  # not yes/no
+    top = retriever.retrieve(question).documents[0]
+    abstract = ArticleTexts(retriever)(top)
+    number = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")  # a standalone number, not "M1"
+    with_number = [s.text for s in split_sentences(abstract) if number.search(s.text)]
+    true = max(with_number or [s.text for s in split_sentences(abstract)], key=len)
+    wrong = number.sub("987", true, count=1) if with_number else true + " in 987 patients"
+    script = f"{true} [1]. {INVENTED} {wrong} [1]."
+    cfg = small_index_cfg.model_copy(
+        update={"answer": small_index_cfg.answer.model_copy(update={"style": "generative"})}
+    )
+    assistant = Assistant.from_config(
+        cfg, retriever=retriever, llm=_ScriptedLLM.make(script), count_tokens=lambda m: 100
+    )
+
+    async def run() -> list:
+        return [e async for e in assistant.astream(question, mode="plain")]
+
+    import asyncio
+
+    events = asyncio.run(run())
+    shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
+    r = next(e.result for e in events if isinstance(e, DoneEvent))
+    assert r.sources[0].pmid == top.metadata["pmid"]
+    assert r.answer == shown and r.style == "generative"
+    assert true.rstrip(".") in shown and "[1]" in shown
+    assert "Davis" not in shown and "987" not in shown
+    assert {d.reason for d in r.dropped} == {"unsupported"} and len(r.dropped) == 2
+    from eval.support_scorer import score_answer
+
+    assert score_answer(r.answer, [s.abstract for s in r.sources]).rate == 1.0
