@@ -104,7 +104,7 @@ def key_findings_block(result: AnswerResult) -> str:
     lines = [
         f"- {escape_answer(' '.join(e.text.split()))} {source_label_for(n)}"
         for n, e in result.key_findings()
-        if " ".join(e.text.split()) not in answer
+        if " ".join(e.text.split()).rstrip(".!?") not in answer  # the answer cites before "."
     ]
     return "**Key findings**\n\n" + "\n".join(lines) if lines else ""
 

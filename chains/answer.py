@@ -159,8 +159,15 @@ def make_stream_step(
             )
             return
         pool, evidence = turn["pool"], turn["evidence"]
+        # a source's key findings must bear on the question (the bar abstention uses): an
+        # off-topic source that retrieval ranked third shows none rather than its best sentence
         sources = [
-            to_source(i, d, pool.sources[i - 1].abstract, evidence[i - 1])
+            to_source(
+                i,
+                d,
+                pool.sources[i - 1].abstract,
+                [e for e in evidence[i - 1] if e.similarity >= settings.relevance_bar],
+            )
             for i, d in enumerate(turn["documents"], start=1)
         ]
         sub_queries = list(turn.get("sub_queries") or [])

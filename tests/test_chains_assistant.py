@@ -324,3 +324,17 @@ def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
     assert r.answer == "METHYLPHENIDATE WORKS IN ADULTS [1]."
     shown = "".join(e.text for e in events if isinstance(e, TokenEvent))
     assert shown == "".join(seen["tokens"]).upper()
+
+
+def test_sources_carry_whole_abstracts_and_only_relevant_key_findings() -> None:
+    a, _, _ = make(["Methylphenidate improved symptoms in adults [1]."], k=4)
+    r = a.ask("What does methylphenidate do for ADHD symptoms in adults?", mode="plain")
+    by_pmid = {s.pmid: s for s in r.sources}
+    top = by_pmid["11"]
+    assert [e.text for e in top.evidence] == ["Methylphenidate improved ADHD symptoms in adults."]
+    e = top.evidence[0]
+    assert top.abstract[e.start : e.end] == e.text
+    # the children's abstract shares one word ("ADHD") with the question: below the relevance
+    # bar (bag-of-words cosine 0.22 < 0.31), so it is listed but offers no "key finding"
+    assert "22" in by_pmid and by_pmid["22"].evidence == []
+    assert (1, e) in r.key_findings()

@@ -82,6 +82,31 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
     assert chat.dialogs == [] and chat.external_requests() == []
 
 
+def test_side_panel_shows_the_whole_abstract_with_its_evidence_in_bold(
+        chat: ChatPage, small_retriever: Any) -> None:
+    from grounding.sources import ArticleTexts
+
+    answer = chat.ask(QUESTION)
+    text = answer.inner_text()
+    assert "Key findings" in text or "[1]" in text.split("Sources")[0]
+    pmid = PUBMED_HREF.match(chat.source_links(answer)[0][1]).group(1)  # type: ignore[union-attr]
+    doc = next(d for d in small_retriever.retrieve(QUESTION).documents
+               if d.metadata["pmid"] == pmid)
+    abstract = " ".join(ArticleTexts(small_retriever)(doc).split())
+    panel = chat.open_source_panel(answer, 1)
+    # Chainlit renders markdown bold as <span class="font-bold">
+    bold = [t.strip() for t in panel.locator("strong, .font-bold").all_inner_texts()]
+    evidence = [t for t in bold if not t.startswith("[1]")]  # the title line is bold too
+    assert evidence, bold
+    for sentence in evidence:  # each highlighted sentence is a whole sentence of this abstract
+        assert " ".join(sentence.split()) in abstract, sentence
+        assert sentence.endswith((".", "!", "?", ")")), sentence
+    # the panel holds the whole abstract, not only the retrieved chunk
+    shown = " ".join(panel.inner_text().split())
+    assert abstract[-60:] in shown and abstract[:60] in shown
+    chat.screenshot("ui_side_panel_evidence.png")
+
+
 def test_conversational_follow_up_shows_the_rewritten_question(chat: ChatPage) -> None:
     chat.set_mode("Conversational (follow-up questions)")
     first = chat.ask("Does methylphenidate improve attention in children with ADHD?")

@@ -162,3 +162,45 @@ def test_importing_the_chat_patches_and_constructs_nothing() -> None:
     root = Path(__file__).resolve().parents[1]
     out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
     assert out.returncode == 0, out.stderr[-2000:]
+
+
+# ---- evidence-first display (issue 12) -------------------------------------------------------
+def _evidence_result():  # noqa: ANN202
+    from chains.result import AnswerResult, EvidenceSpan, Source
+
+    abstract = ("BACKGROUND: We asked <b>why</b>.\nRESULTS: Risk fell (OR 0.78, 95% CI 0.6-0.9). "
+                "Nothing else. CONCLUSIONS: Statins help.")
+    spans = []
+    for sentence in ("Risk fell (OR 0.78, 95% CI 0.6-0.9).", "Statins help."):
+        i = abstract.index(sentence)
+        spans.append(EvidenceSpan(text=sentence, start=i, end=i + len(sentence)))
+    src = Source(n=1, pmid="1", title="T", url="u", abstract=abstract, evidence=spans)
+    answer = "Yes [1]. Risk fell (OR 0.78, 95% CI 0.6-0.9) [1]."
+    return AnswerResult(answer=answer, mode="plain", question="q", searched_question="q",
+                        sources=[src], verdict="yes", verdict_sources=[1])
+
+
+def test_side_panel_bolds_each_evidence_sentence_of_the_whole_abstract() -> None:
+    from markdown_it import MarkdownIt
+
+    from app.render import passage_markdown
+
+    src = _evidence_result().sources[0]
+    html = MarkdownIt("commonmark").render(passage_markdown(src))
+    assert "<strong>Risk fell (OR 0.78, 95% CI 0.6-0.9).</strong>" in html
+    assert "<strong>Statins help.</strong>" in html
+    assert "Nothing else." in html and "<strong>Nothing else." not in html
+    assert "&lt;b&gt;why&lt;/b&gt;" in html and "<b>" not in html  # abstract text stays inert
+    assert html.count("<p>") >= 4  # the abstract's line breaks are kept as paragraphs
+
+
+def test_key_findings_list_what_the_answer_does_not_already_quote() -> None:
+    from app.render import key_findings_block
+
+    block = key_findings_block(_evidence_result())
+    assert block.startswith("**Key findings**")
+    assert "Statins help. [1]" in block
+    assert "Risk fell" not in block  # the answer quotes it (citation before the full stop)
+    result = _evidence_result()
+    result.answer = "Yes [1]. Risk fell (OR 0.78, 95% CI 0.6-0.9) [1]. Statins help [1]."
+    assert key_findings_block(result) == ""

@@ -241,6 +241,13 @@ class ChatPage:
         return [(a.inner_text(), a.get_attribute("href") or "", a.get_attribute("target"))
                 for a in answer.locator("a[href^='https://pubmed.ncbi.nlm.nih.gov/']").all()]
 
+    def open_source_panel(self, answer: Any, n: int) -> Any:
+        """Click the answer's ``[n]`` marker; return the side panel showing that source."""
+        answer.locator("a.element-link", has_text=f"[{n}]").first.click()
+        panel = self.page.locator("#side-view-content")
+        panel.get_by_text(f"[{n}]").first.wait_for(timeout=30_000)
+        return panel
+
     def external_requests(self) -> list[str]:
         local = ("http://127.0.0.1:", "http://localhost:", "ws://127.0.0.1:", "ws://localhost:",
                  "data:", "blob:")
