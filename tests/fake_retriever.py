@@ -121,7 +121,7 @@ class FakeEncoder:
     """Bag-of-words vectors (hashed words, L2-normalised) for grounding in unit tests: sentences
     that share words are close, as with MiniLM, at no model load."""
 
-    dim = 256
+    dim = 4096  # wide enough that distinct words rarely collide
 
     def encode(self, texts: list[str]):  # noqa: ANN201 - numpy array
         import zlib

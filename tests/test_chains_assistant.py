@@ -236,7 +236,7 @@ def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
 
 def test_yes_no_question_without_scoring_model_has_no_verdict_prefix() -> None:
     a, _, _ = make(["Stimulant medication helped children with ADHD [2]."])
-    r = a.ask("Are stimulants helpful for ADHD?", mode="plain")
+    r = a.ask("Is stimulant medication helpful for children with ADHD?", mode="plain")
     n22 = next(s.n for s in r.sources if s.pmid == "22")
     assert r.verdict is None
     assert r.answer == f"Stimulant medication helped children with ADHD [{n22}]."
@@ -338,3 +338,15 @@ def test_sources_carry_whole_abstracts_and_only_relevant_key_findings() -> None:
     # bar (bag-of-words cosine 0.22 < 0.31), so it is listed but offers no "key finding"
     assert "22" in by_pmid and by_pmid["22"].evidence == []
     assert (1, e) in r.key_findings()
+
+
+def test_abstracts_that_do_not_answer_get_an_honest_abstention_without_the_llm() -> None:
+    from grounding.compose import ABSTAIN
+
+    a, llm, _ = make(["Invented prevalence of 12% in Norway [1]."])
+    r = a.ask("What ADHD prevalence figures exist for rural Norway?", mode="plain")
+    assert not r.refused and r.sources  # retrieved (a shared word), but nothing answers it
+    assert r.style == "abstain" and r.answer.startswith(ABSTAIN)
+    assert "Closest source:" in r.answer and "[1]" in r.answer and "12%" not in r.answer
+    assert llm.prompts == []  # the answer was not generated at all
+    assert r.verdict is None and all(s.evidence == [] for s in r.sources)
