@@ -87,6 +87,7 @@ class SourceText:
     sentences: list[Sentence] = field(default_factory=list)
     terms: list[set[str]] = field(default_factory=list)
     numbers: set[str] = field(default_factory=set)
+    words: set[str] = field(default_factory=set)  # every content word of the abstract
 
     @classmethod
     def build(cls, n: int, abstract: str, *, pmid: str = "", title: str = "") -> SourceText:
@@ -99,6 +100,7 @@ class SourceText:
             sentences,
             [content_terms(s.text) for s in sentences],
             numbers(abstract),
+            content_terms(abstract, generic=True),
         )
 
 

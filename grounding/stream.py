@@ -17,8 +17,10 @@ from langchain_core.runnables import RunnableGenerator
 
 from grounding.sentences import split_answer, split_answer_spans
 from grounding.support import CheckedSentence, SupportChecker
+from grounding.terms import citation_numbers, strip_citations
 
 _OPEN_CITATION = re.compile(r"^\s*\[[^\]]*$")
+_TERMINATED = re.compile(r"[.!?][\"'”’)\]]*\s*$")
 
 
 @dataclass
@@ -73,9 +75,18 @@ class GroundedStream:
         return "".join(self._emit(s) for s in ready)
 
     def flush(self) -> str:
-        """End of the stream: decide whatever is left."""
+        """End of the stream: decide whatever is left. A last sentence with no closing
+        punctuation was cut off (by the token limit, a stop or the time limit): not shown."""
         parts, self._buffer = split_answer(self._buffer), ""
-        return "".join(self._emit(s) for s in parts)
+        out = "".join(self._emit(s) for s in parts[:-1])
+        if parts and not _TERMINATED.search(strip_citations(parts[-1])):
+            claim = strip_citations(parts[-1])
+            cited = citation_numbers(parts[-1])
+            self.decisions.append(
+                CheckedSentence(parts[-1], claim, cited, [], False, "incomplete")
+            )
+            return out
+        return out + "".join(self._emit(s) for s in parts[-1:])
 
     @property
     def result(self) -> FilteredAnswer:

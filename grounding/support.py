@@ -1,8 +1,9 @@
 """The deterministic support check, with citation repair.
 
 A generated sentence is supported by source [n] when every number it states appears in that
-abstract, most of its content terms (``abstract_coverage``, the issue's own definition of
-grounded: "mostly made of words found in the sources it cites") occur in that abstract, and
+abstract, most of its words (``abstract_coverage``, the issue's own definition of grounded:
+"mostly made of words found in the sources it cites"; generic words such as "found" count, a
+compound counts as its words) occur in that abstract, and
 either (a) at least ``coverage`` of its content terms occur in the two sentences of the abstract
 that share most terms with it, or (b) its MiniLM cosine to the abstract's closest sentence
 reaches ``similarity`` while it still shares ``coverage_floor`` of its terms (a close
@@ -30,7 +31,7 @@ class SourceSupport:
 
     n: int
     coverage: float  # of the sentence's content terms, in the source's two best-matching sentences
-    abstract_coverage: float  # of the sentence's content terms, anywhere in the abstract
+    abstract_coverage: float  # of the sentence's words (generic ones too), anywhere in the abstract
     similarity: float | None  # None: not needed, the words decided
     numbers_ok: bool
     supported: bool
@@ -86,6 +87,7 @@ class SupportChecker:
         streamed sentence is the slowest part of the check."""
         s = self.settings
         terms = content_terms(claim)
+        words = content_terms(claim, generic=True)
         nums = numbers(claim)
         lexical = []
         for source in self.pool.sources:
@@ -93,10 +95,9 @@ class SupportChecker:
             for t in sorted(source.terms, key=lambda t: -len(terms & t))[:2]:
                 best_two |= t
             coverage = len(terms & best_two) / len(terms) if terms else 0.0
-            everywhere = set().union(*source.terms) if source.terms else set()
-            abstract_coverage = len(terms & everywhere) / len(terms) if terms else 0.0
+            abstract_coverage = len(words & source.words) / len(words) if words else 0.0
             numbers_ok = nums <= source.numbers
-            gate = numbers_ok and abstract_coverage >= s.abstract_coverage
+            gate = numbers_ok and abstract_coverage > s.abstract_coverage  # "mostly": more than
             lexical.append((coverage, abstract_coverage, numbers_ok, gate))
         undecided = any(
             gate and s.coverage_floor <= cov < s.coverage for cov, _, _, gate in lexical

@@ -41,13 +41,25 @@ def citation_numbers(text: str) -> list[int]:
     return found
 
 
-def content_terms(text: str) -> set[str]:
-    """Content words of a sentence (citations and numbers excluded: numbers are checked apart)."""
+def content_terms(text: str, *, generic: bool = False) -> set[str]:
+    """Content words of a sentence (citations and numbers excluded: numbers are checked apart).
+
+    A compound counts as its words, once: the tokenizer gives "attention-deficit/hyperactivity"
+    AND "attention", "deficit", "hyperactivity" (for recall), which would let one shared
+    compound outvote a sentence's other words. ``generic`` keeps words such as "study" or
+    "found", which say nothing about WHICH source supports a claim but are words of it all
+    the same (the "mostly made of words found in the source" gate counts them)."""
     return {
         t
         for t in tokenize(strip_citations(text), stopwords=True)
-        if t not in GENERIC and len(t) > 1 and not _is_number(t)
+        if not _COMPOUND.search(t)
+        and (generic or t not in GENERIC)
+        and len(t) > 1
+        and not _is_number(t)
     }
+
+
+_COMPOUND = re.compile(r"[-/.]")  # indexing.tokenize's compound separators
 
 
 def _is_number(token: str) -> bool:

@@ -34,8 +34,9 @@ class GroundingSettings(BaseModel):
     evidence_relative_floor: float = Field(0.8, ge=0, le=1)
     # Honest abstention: no sentence of any source has at least this MiniLM cosine to the question.
     relevance_bar: float = Field(0.31, ge=-1, le=1)
-    # Support, always: at least this share of the sentence's content terms occurs in the abstract
-    # (fixed, not tuned: the "mostly made of words found in the sources it cites"),
+    # Support, always: MORE than this share of the sentence's words occurs in the abstract
+    # (fixed, not tuned: the "mostly made of words found in the sources it cites"; generic
+    # words count, a compound counts as its words),
     abstract_coverage: float = Field(0.5, ge=0, le=1)
     # and: share of the sentence's content terms found in the best two sentences of a source,
     coverage: float = Field(0.3, ge=0, le=1)
