@@ -65,6 +65,13 @@ def iter_file(path: Path) -> Iterator[Record]:
                 yield from _iter_medline_text(buffered, name)
             elif not head.strip():
                 yield BadRecord(name, "line 1", "empty file (download it again or remove it)")
+            elif path.suffix.lower() == ".gz" and not isinstance(stream, gzip.GzipFile):
+                yield BadRecord(
+                    name,
+                    "line 1",
+                    f"named .gz but not gzip data (starts with {head[:30]!r}): download it "
+                    "again, or remove it from corpus.paths",
+                )
             else:
                 yield BadRecord(
                     name,

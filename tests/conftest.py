@@ -24,14 +24,20 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 PUBMED_DIR = SHARED_DATA / "pubmed"
 EVAL_DIR = SHARED_DATA / "eval"
+# Every project module indexing/build.py imports, directly or not (tests/test_test_index_key.py
+# checks that none is missing). What ingest does to the articles (ingest/text.py, preprocess.py)
+# is in the key already: the parsed articles themselves are hashed.
 INDEX_CODE = [
     "indexing/build.py",
     "indexing/chunking.py",
     "indexing/bm25.py",
+    "indexing/phrases.py",
     "indexing/tokenize.py",
     "indexing/embeddings.py",
+    "indexing/heap.py",
     "indexing/store.py",
     "ingest/models.py",
+    "settings/errors.py",
 ]
 SMALL_INDEX_THRESHOLD = 0.25
 ADHD = re.compile(r"\b(ADHD|attention[- ]deficit|methylphenidate|stimulant)", re.IGNORECASE)

@@ -5,12 +5,19 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
+from langchain_core.language_models.fake_chat_models import FakeListChatModel
+from langchain_core.messages import BaseMessage
 
 from app.config import Config, LLMConfig
+from chains.capabilities import Capabilities
+from chains.verdict import Calibration, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
     QuestionFileError,
@@ -67,6 +74,135 @@ def test_metrics() -> None:
     assert m["predicted"] == {"yes": 3, "no": 1}
 
 
+# ---- scripted runs: a fake scoring model whose log-probabilities the question file sets -------
+
+_LP = re.compile(r"LP\[yes=(-?[\d.]+),no=(-?[\d.]+),maybe=(-?[\d.]+)\]")
+
+
+class _ScriptedScorer(FakeListChatModel):
+    """Scores yes/no/maybe as the context's ``LP[yes=..,no=..,maybe=..]`` marker says (lower-case
+    spelling; capitalised spellings get nothing), and generates ``responses`` in turn."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities(scores_likelihoods=True)
+
+    def score_continuations(
+        self, messages: Sequence[BaseMessage], continuations: Sequence[str], *, prefix: str = ""
+    ) -> list[float]:
+        m = _LP.search(" ".join(str(msg.content) for msg in messages))
+        assert m, "every scripted question carries an LP[...] marker"
+        table = dict(zip(("yes", "no", "maybe"), map(float, m.groups()), strict=True))
+        return [table[c] if c in table else -1e4 for c in continuations]
+
+
+def _q(qid: str, answer: str, split: str, yes: float, no: float, maybe: float = -5.0) -> dict:
+    return {
+        "qid": qid, "question": f"Does treatment {qid} help?", "answer": answer, "split": split,
+        "gold_pmids": [qid], "contexts": [f"Study {qid}. LP[yes={yes},no={no},maybe={maybe}]"],
+    }  # fmt: skip
+
+
+# test split: raw argmax gives yes, no, yes, yes (2 of 4 right); an offset of +1 on "no" turns
+# t4 (no -1.5 vs yes -1.0) into "no" and leaves t1/t3 (no 2 below yes) alone: 3 of 4 right
+SCRIPTED = [
+    _q("t1", "yes", "test", -1.0, -3.0),
+    _q("t2", "no", "test", -3.0, -1.0),
+    _q("t3", "maybe", "test", -1.0, -3.0, -4.0),
+    _q("t4", "no", "test", -1.0, -1.5),
+    # dev split: "no" answers sit just below "yes"; only an offset in (0.5, 2) gets all three
+    _q("d1", "yes", "dev", -1.0, -3.0),
+    _q("d2", "no", "dev", -1.0, -1.5),
+    _q("d3", "no", "dev", -1.0, -1.4),
+]
+
+
+def _scripted_cfg(tmp_path: Path) -> Config:
+    """Default settings with prompts/yes_no.txt copied into ``tmp_path`` (its calibration file
+    is written beside it, never in the repository)."""
+    prompt = tmp_path / "yes_no.txt"
+    shutil.copy(Path(__file__).resolve().parents[1] / "prompts" / "yes_no.txt", prompt)
+    cfg = Config()
+    prompts = cfg.prompts.model_copy(update={"yes_no": str(prompt)})
+    return cfg.model_copy(update={"prompts": prompts})
+
+
+def _run_scripted(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    responses: Sequence[str] = ("unused",),
+    **kw: object,
+) -> dict:
+    from eval.answers import run
+
+    fake = _ScriptedScorer(responses=list(responses))
+    monkeypatch.setattr("chains.llm.get_llm", lambda llm, root=None: fake)
+    questions = _write(tmp_path / "scripted.jsonl", SCRIPTED)
+    args = _args(questions=str(questions), limit=None, **kw)
+    assert run(_scripted_cfg(tmp_path), args) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+def _set_gold_bias(tmp_path: Path, bias: dict[str, float]) -> None:
+    save_calibration(
+        tmp_path / "yes_no.calibration.json", "gold", Calibration(bias, "score", {"n": 3})
+    )
+
+
+def test_eval_scripted_accuracy_and_f1_are_the_hand_computed_values(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report = _run_scripted(tmp_path, monkeypatch, capsys, method="score")
+    # gold yes, no, maybe, no; predicted yes, no, yes, yes
+    assert report["n"] == 4 and report["method"] == "score" and report["calibrated"] is False
+    assert report["accuracy"] == 0.5
+    assert report["macro_f1"] == round((2 / 4 + 2 / 3 + 0) / 3, 4)
+    assert report["predicted"] == {"yes": 3, "no": 1}
+    assert report["gold"] == {"yes": 1, "no": 2, "maybe": 1}
+    assert report["invalid_rate"] == 0
+
+
+def test_eval_stored_calibration_changes_the_prediction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _set_gold_bias(tmp_path, {"yes": 0.0, "no": 1.0, "maybe": 0.0})
+    report = _run_scripted(tmp_path, monkeypatch, capsys, method="score")
+    assert report["calibrated"] is True
+    assert report["predicted"] == {"yes": 2, "no": 2}  # t4 flipped to "no"
+    assert report["accuracy"] == 0.75
+    assert report["macro_f1"] == round((2 / 3 + 1 + 0) / 3, 4)
+    raw = _run_scripted(tmp_path, monkeypatch, capsys, method="score", raw=True)
+    assert raw["calibrated"] is False and raw["accuracy"] == 0.5  # --raw ignores the file
+
+
+def test_eval_calibrate_fits_the_offset_on_dev_and_test_uses_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fitted = _run_scripted(tmp_path, monkeypatch, capsys, method="score", calibrate=True)
+    assert fitted["split"] == "dev" and fitted["n"] == 3 and fitted["calibrated"] is True
+    assert fitted["accuracy"] == 1.0  # raw argmax would get 1 of 3
+    saved = json.loads((tmp_path / "yes_no.calibration.json").read_text())["gold"]
+    assert saved["method"] == "score" and 0.5 < saved["bias"]["no"] < 2.0
+    assert saved["meta"]["dev_accuracy"] == 1.0
+    report = _run_scripted(tmp_path, monkeypatch, capsys)  # the stored method and offsets
+    assert report["method"] == "score" and report["calibrated"] is True
+    assert report["predicted"] == {"yes": 2, "no": 2} and report["accuracy"] == 0.75
+
+
+def test_eval_json_counts_broken_output_as_invalid_and_scores_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    responses = [
+        '{"draft": "It helps.", "answer": "yes"}',  # t1 right
+        "I cannot tell.",  # t2 broken: scored -> no (right)
+        '{"draft": "Unclear.", "answer": "maybe"}',  # t3 right
+        '{"draft": "It helps.", "answer": "yes"}',  # t4 wrong
+    ]
+    report = _run_scripted(tmp_path, monkeypatch, capsys, responses, method="json")
+    assert report["method"] == "json" and report["invalid_rate"] == 0.25
+    assert report["predicted"] == {"yes": 2, "no": 1, "maybe": 1}
+    assert report["accuracy"] == 0.75
+
+
 # ---- real runs ------------------------------------------------------------------------------
 
 
@@ -93,7 +229,12 @@ def test_eval_gold_real(method: str, capsys: pytest.CaptureFixture[str]) -> None
     assert run(cfg, _args(method=method)) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n"] == 3 and report["setting"] == "gold" and report["method"] == method
-    assert 0 <= report["accuracy"] <= 1 and 0 <= report["invalid_rate"] <= 1
+    # three questions: accuracy and the invalid rate are whole thirds, the predictions count 3
+    assert sum(report["predicted"].values()) == 3 and sum(report["gold"].values()) == 3
+    assert round(report["accuracy"] * 3, 3) in (0, 1, 2, 3)
+    assert round(report["invalid_rate"] * 3, 3) in (0, 1, 2, 3)
+    if method == "score":
+        assert report["invalid_rate"] == 0  # scoring never parses JSON
     assert set(report) >= {"accuracy", "macro_f1", "invalid_rate", "n", "setting", "model"}
 
 
@@ -115,10 +256,8 @@ def test_eval_rag_real_and_calibration_file(
     cfg = _real_cfg_with_prompt_copy(small_index_cfg, tmp_path)
     assert run(cfg, _args(setting="rag", split="dev", calibrate=True)) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["split"] == "dev" and report["setting"] == "rag" and report["calibrated"] in (
-        True,
-        False,
-    )
+    assert report["split"] == "dev" and report["setting"] == "rag"
+    assert report["method"] == "classifier" and report["calibrated"] is True
     saved = json.loads((tmp_path / "yes_no.calibration.json").read_text())
     assert set(saved["rag"]["bias"]) == {"yes", "no", "maybe"}
 

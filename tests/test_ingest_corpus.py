@@ -213,6 +213,85 @@ def test_ingest_command_without_files_explains_fetch(tmp_path, capsys):
     assert "python -m app ingest --fetch" in capsys.readouterr().err
 
 
+# --- damaged .xml.gz files: named in the report, the other files still read -------------------
+
+
+def _good_and(tmp_path: Path, name: str, data: bytes) -> tuple[Path, Path]:
+    good = write_xml(tmp_path / "c" / "good.xml", xml_record("1"), xml_record("2"))
+    bad = tmp_path / "c" / name
+    bad.write_bytes(data)
+    return good, bad
+
+
+def _gz_records(first: int, n: int) -> bytes:
+    body = "".join(xml_record(str(i), LONG * 20) for i in range(first, first + n))
+    return gzip.compress(f"<PubmedArticleSet>{body}</PubmedArticleSet>".encode())
+
+
+def _problems(load, path: Path) -> list[str]:  # noqa: ANN001 - a CorpusLoad
+    return [b.reason for b in load.report.bad_records if b.file == str(path)]
+
+
+def test_a_gz_file_that_is_not_gzip_is_named_and_the_others_are_read(tmp_path):
+    good, bad = _good_and(tmp_path, "junk.xml.gz", b"\x00\x01 not gzip, not XML " * 20)
+    load = load_corpus(cfg_for(tmp_path, ["c/"]), [bad, good])  # the bad one first
+    assert sorted(a.pmid for a in load.articles) == ["1", "2"]
+    [reason] = _problems(load, bad)
+    assert "named .gz but not gzip data" in reason and "download it again" in reason
+    assert [(f.path, f.records, f.bad) for f in load.report.files] == [
+        (str(bad), 0, 1), (str(good), 2, 0),
+    ]  # fmt: skip
+
+
+def test_gzip_cut_mid_stream_keeps_its_whole_records_and_names_the_break(tmp_path):
+    whole = _gz_records(100, 200)
+    good, bad = _good_and(tmp_path, "cut.xml.gz", whole[: len(whole) // 2])
+    load = load_corpus(cfg_for(tmp_path, ["c/"]), [bad, good])  # the bad one first
+    pmids = {a.pmid for a in load.articles}
+    assert {"1", "2"} <= pmids
+    cut = pmids - {"1", "2"}
+    assert 0 < len(cut) < 200 and cut == {str(i) for i in range(100, 100 + len(cut))}
+    [reason] = _problems(load, bad)
+    assert "compressed data ends early" in reason
+
+
+def test_gzip_cut_in_its_header_is_named_and_the_others_are_read(tmp_path):
+    good, bad = _good_and(tmp_path, "stub.xml.gz", _gz_records(100, 5)[:12])
+    load = load_corpus(cfg_for(tmp_path, ["c/"]), [bad, good])  # the bad one first
+    assert sorted(a.pmid for a in load.articles) == ["1", "2"]
+    [reason] = _problems(load, bad)
+    assert "damaged gzip data" in reason and "download it again" in reason
+
+
+def test_only_damaged_gz_files_give_an_error_naming_each(tmp_path):
+    whole = _gz_records(100, 5)
+    junk = tmp_path / "c" / "junk.xml.gz"
+    junk.parent.mkdir(parents=True)
+    junk.write_bytes(b"plain text, not gzip")
+    stub = tmp_path / "c" / "stub.xml.gz"
+    stub.write_bytes(whole[:12])
+    with pytest.raises(CorpusError) as err:
+        load_corpus(cfg_for(tmp_path, ["c/"]), [junk, stub])
+    message = str(err.value)
+    assert f"{junk}: line 1: named .gz but not gzip data" in message
+    assert f"{stub}: line 1: damaged gzip data" in message
+
+
+def test_ingest_command_names_the_damaged_files(tmp_path, capsys):
+    whole = _gz_records(100, 200)
+    _, cut = _good_and(tmp_path, "cut.xml.gz", whole[: len(whole) // 2])
+    junk = tmp_path / "c" / "junk.xml.gz"
+    junk.write_bytes(b"plain text, not gzip")
+    assert main(["--config", str(_write_cfg(tmp_path, ["c/"])), "ingest", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["corpus"]
+    bad = {Path(b["file"]).name: b["reason"] for b in report["bad_records"]}
+    assert set(bad) == {"cut.xml.gz", "junk.xml.gz"}
+    assert "ends early" in bad["cut.xml.gz"] and "not gzip" in bad["junk.xml.gz"]
+    records = {Path(f["path"]).name: f["records"] for f in report["files"]}
+    assert records["good.xml"] == 2 and records["junk.xml.gz"] == 0
+    assert 0 < records["cut.xml.gz"] < 200
+
+
 # --- the real corpus, loaded once ------------------------------------------------------------
 
 

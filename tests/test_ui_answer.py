@@ -13,6 +13,7 @@ from chainlit.user_session import user_session
 from app import ui
 from app.errors import IndexMissingError
 from app.ui import QUEUED_TEXT, Backend, answer
+from tests.browser import fakes
 from tests.browser.fakes import REFUSAL, FakeAssistant
 
 
@@ -111,12 +112,27 @@ async def test_follow_ups_get_the_history_of_this_session() -> None:
 
 
 @pytest.mark.asyncio
-async def test_a_refusal_has_no_sources_and_stays_out_of_the_history() -> None:
+@pytest.mark.parametrize(
+    ("refusal", "shown"),
+    [
+        (REFUSAL, REFUSAL),  # nothing in it is markdown: shown exactly as the assistant said it
+        # a refusal is escaped like any answer: no emphasis, HTML or underscore markup survives
+        ("Sorry, I *only* answer <b>medical</b> questions_",
+         "Sorry, I \\*only\\* answer \\<b\\>medical\\</b\\> questions\\_"),
+    ],
+)  # fmt: skip
+async def test_a_refusal_has_no_sources_and_stays_out_of_the_history(
+    refusal: str, shown: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(fakes, "REFUSAL", refusal)
     emitter = new_session()
     await answer(Backend(FakeAssistant), "Who won the 2014 football World Cup?", "plain")
     final = emitter.final_message()["output"]
-    assert final.startswith(REFUSAL.replace("'", "'"))
-    assert "Sources" not in final and not emitter.of("send_element")
+    body, _, rest = final.partition("\n\n")
+    assert body == shown
+    streamed = [emitter.of("stream_start")[0]["output"], *emitter.of("send_token")]
+    assert "".join(streamed) == shown
+    assert "Sources" not in rest and not emitter.of("send_element")
     assert user_session.get("history") == []
 
 

@@ -58,15 +58,38 @@ async def test_cancelling_the_consumer_stops_the_stream_on_the_worker() -> None:
     assert not backend.busy
 
 
+async def _until_queued(task: asyncio.Task) -> None:
+    """Let ``task`` run until it blocks (on the generation slot: it must not have finished)."""
+    await asyncio.sleep(0.01)
+    assert not task.done(), "the request should be waiting for the slot"
+
+
 @pytest.mark.asyncio
-async def test_requests_wait_their_turn_and_never_overlap() -> None:
-    fake = FakeAssistant(token_delay=0.02)
+async def test_requests_get_the_slot_in_the_order_they_asked_and_never_overlap() -> None:
+    fake = FakeAssistant(token_delay=0.01)
     backend = Backend(lambda: fake)
     assistant = await backend.assistant()
-    results = await asyncio.gather(*(_collect(backend, assistant, f"q{i}") for i in range(3)))
-    assert all(isinstance(r[-1], DoneEvent) for r in results)
-    assert [r[-1].result.question for r in results] == ["q0", "q1", "q2"]
-    assert fake.max_active == 1
+    slot_order: list[str] = []  # who held the generation slot, in the order it was granted
+
+    async def request(question: str) -> list:
+        async with backend.turn():
+            slot_order.append(question)
+            async with backend.stream(assistant, question, "plain", []) as events:
+                return [e async for e in events]
+
+    asked = ["q2", "q0", "q3", "q1"]  # started in this order (neither sorted nor reversed)
+    tasks: dict[str, asyncio.Task] = {}
+    async with backend.turn():  # the slot is taken: each request below has to queue behind it
+        for question in asked:
+            tasks[question] = asyncio.create_task(request(question))
+            await _until_queued(tasks[question])
+        assert slot_order == [] and fake.calls == [] and backend.busy
+    # awaited in another order on purpose: the order comes from the queue, not from the caller
+    results = {q: await tasks[q] for q in sorted(tasks, reverse=True)}
+    assert slot_order == asked
+    assert [call["question"] for call in fake.calls] == asked  # the model saw them in turn too
+    assert all(results[q][-1].result.question == q for q in asked)
+    assert fake.max_active == 1 and not backend.busy
 
 
 @pytest.mark.asyncio
