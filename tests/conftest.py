@@ -29,6 +29,7 @@ INDEX_CODE = [
     "indexing/chunking.py",
     "indexing/bm25.py",
     "indexing/tokenize.py",
+    "indexing/auto_backend.py",
     "indexing/embeddings.py",
     "indexing/store.py",
     "ingest/models.py",
