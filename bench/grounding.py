@@ -70,7 +70,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         "evidence_ms_p95": ms(prepare, 95),
         "check_4_sentences_ms_p50": ms(check, 50),
         "check_4_sentences_ms_p95": ms(check, 95),
-        "embedding_backend": cfg.index.embedding_backend,
+        "embedding_backend": getattr(encoder, "backend", cfg.index.embedding_backend),
         "cpu": _cpu(),
         "load_avg_1m": round(os.getloadavg()[0], 2),
     }

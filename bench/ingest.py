@@ -4,6 +4,10 @@ Parse and chunk run over the whole corpus. Embedding is measured on a sample of 
 (``--sample``) for each backend side by side, against a plain sentence-transformers fp32
 ``encode`` of the same chunks, and the agreement of the vectors (cosine to the baseline) is
 reported; the full embed time is extrapolated from the measured rate.
+
+It also prints what ``embedding_backend: auto`` would choose on this machine: the build's own
+measurement (same candidates, sample size and rule), run afresh and not cached, beside the
+decision cached for this CPU if a build made one. ``--auto-only`` prints just that.
 """
 
 from __future__ import annotations
@@ -29,6 +33,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="parse a file of this many copies of the largest corpus file and compare peak RSS "
         "with one copy (0: skip)",
     )
+    parser.add_argument(
+        "--auto-only",
+        action="store_true",
+        help="only measure what embedding_backend: auto would choose here (seconds)",
+    )
     parser.add_argument("--json", action="store_true")
 
 
@@ -46,6 +55,45 @@ def _sentence_transformers_baseline(cfg, texts: list[str]) -> tuple[float, np.nd
     started = time.perf_counter()
     vectors = model.encode(texts, batch_size=cfg.index.embed_batch_size, normalize_embeddings=True)
     return time.perf_counter() - started, np.asarray(vectors, dtype=np.float32)
+
+
+def auto_choice(cfg, articles) -> dict:
+    """What ``auto`` would choose on this machine, measured now as a build measures (no cache
+    read or written), with the decision a build cached for this CPU, if any."""
+    from dataclasses import asdict
+
+    from indexing.auto_backend import (
+        REFERENCE,
+        Decision,
+        choose_backend,
+        load_candidates,
+        measure_candidates,
+        sample_texts,
+    )
+    from indexing.backend_cache import cached_backend, cpu_model, decision_key, decision_path
+    from settings.config import cpu_has_native_bf16
+
+    loaded, missing = load_candidates(cfg)
+    texts = sample_texts(articles, loaded[REFERENCE].tokenizer, cfg)
+    measured = measure_candidates(texts, {n: e.encode for n, e in loaded.items()}) + missing
+    decision = Decision(
+        choose_backend(measured), tuple(measured), False,
+        decision_key(cfg.index.embedding_model), decision_path(cfg),
+    )
+    return {
+        "cpu": cpu_model(),
+        "avx512_bf16_or_amx_flag": cpu_has_native_bf16(),
+        "would_choose": decision.backend,
+        "candidates": [asdict(m) for m in measured],
+        "cached_decision": cached_backend(cfg),
+        "summary": decision.summary(),
+    }
+
+
+def _print_auto(auto: dict) -> None:
+    print(auto["summary"].replace("measured now", "measured now, not cached"))
+    print(f"  AVX512-BF16/AMX flag: {'yes' if auto['avx512_bf16_or_amx_flag'] else 'no'}; "
+          f"decision cached for this CPU: {auto['cached_decision'] or 'none yet'}")
 
 
 def run(cfg, args: argparse.Namespace) -> int:
@@ -67,6 +115,13 @@ def run(cfg, args: argparse.Namespace) -> int:
         "articles_per_s": round(len(articles) / parse_s, 1),
         "dropped_short": corpus.report.dropped_short,
     }
+    if getattr(args, "auto_only", False):
+        auto = auto_choice(cfg, articles)
+        if args.json:
+            print(json.dumps(auto, indent=2))
+        else:
+            _print_auto(auto)
+        return 0
 
     embedders = {
         b: Embedder(
@@ -122,6 +177,7 @@ def run(cfg, args: argparse.Namespace) -> int:
             "full_corpus_minutes_est": round(len(chunks) / (len(sample) / dt) / 60, 1),
         }
     report["embed"] = embed
+    report["auto"] = auto_choice(cfg, articles)
     try:
         folder, manifest = open_current(cfg, verify=False)
         report["index"] = {
@@ -174,6 +230,7 @@ def _print(report: dict) -> None:
             str(row.get("full_corpus_minutes_est", "")),
         )
     console.print(table)
+    _print_auto(report["auto"])
     console.print(f"index: {report['index']}")
     if "streaming" in report:
         console.print(f"streaming parse: {report['streaming']}")

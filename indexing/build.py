@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from tqdm.auto import tqdm
 
+from indexing.auto_backend import resolve_for_build
 from indexing.bm25 import BM25Index
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
@@ -157,10 +158,13 @@ def build_index(
     show_progress: bool = False,
     embedder: Embedder | None = None,
     if_missing: bool = False,
+    report: Callable[[str], None] | None = None,
 ) -> Manifest:
     """Index ``articles`` and publish them; with ``reuse``, unchanged PMIDs keep their vectors.
 
     With ``if_missing``, an index that another process finished meanwhile is returned as is.
+    ``embedding_backend: auto`` is decided first (measured, or this CPU's cached decision) and
+    the decision, with the measured rates, goes to ``report``; the manifest records the backend.
     """
     if not articles:
         raise ValueError("no articles to index")
@@ -173,7 +177,7 @@ def build_index(
         return _build_locked(
             cfg, articles, reuse=reuse, corpus_checksum=corpus_checksum,
             corpus_files=corpus_files, dropped_short=dropped_short, bad_records=bad_records,
-            show_progress=show_progress, embedder=embedder,
+            show_progress=show_progress, embedder=embedder, report=report,
         )
 
 
@@ -188,9 +192,11 @@ def _build_locked(
     bad_records: int,
     show_progress: bool,
     embedder: Embedder | None,
+    report: Callable[[str], None] | None,
 ) -> Manifest:
     started = time.perf_counter()
     loc = location(cfg)
+    cfg, embedder = resolve_for_build(cfg, articles, embedder, report)
     embedder = embedder or build_embedder(cfg)
     chunker = TokenChunker(embedder.tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
     previous = published_vectors(cfg) if reuse else None

@@ -1,9 +1,11 @@
-"""Sentence embeddings, fully offline: the packaged all-MiniLM-L6-v2, in fp32 torch or int8 ONNX.
+"""Sentence embeddings, fully offline: the packaged all-MiniLM-L6-v2 in torch fp32 or bf16, or int8
+ONNX.
 
 The int8 ONNX model is exported once from the packaged weights (``torch.onnx.export`` then
-onnxruntime's dynamic quantisation) into a cache folder next to the indices; it is about 2-3x faster
-on a laptop CPU with the same retrieval quality (see ``python -m app bench ingest``). Vectors are
-L2-normalised, so inner product = cosine similarity.
+onnxruntime's dynamic quantisation) into a cache folder next to the indices. Which backend is
+fastest depends on the CPU, not on its flags: ``embedding_backend: auto`` measures them on the
+corpus' own chunks (:mod:`indexing.auto_backend`; ``python -m app bench ingest`` shows the rates).
+Vectors are L2-normalised, so inner product = cosine similarity.
 """
 
 from __future__ import annotations
@@ -220,11 +222,21 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
     return target
 
 
-def build_embedder(cfg) -> Embedder:  # settings.config.Config
-    """The embedder an index config asks for (ONNX cache kept beside the indices)."""
+def build_embedder(cfg, backend: str | None = None) -> Embedder:  # settings.config.Config
+    """The embedder an index config asks for (ONNX cache kept beside the indices).
+
+    ``backend`` overrides the configured one (a query follows the index it searches). ``auto``
+    with nothing to measure on (the grounding encoder) is this machine's cached measured choice,
+    else fp32; builds resolve ``auto`` by measuring first (``indexing.auto_backend``).
+    """
+    backend = backend or cfg.index.embedding_backend
+    if backend == "auto":
+        from indexing.backend_cache import cached_backend
+
+        backend = cached_backend(cfg) or "torch"
     return Embedder(
         cfg.index.embedding_model,
-        backend=cfg.index.embedding_backend,
+        backend=backend,
         cache_dir=cfg.resolve(cfg.index.dir) / ".models",
         batch_size=cfg.index.embed_batch_size,
         threads=cfg.index.threads,

@@ -24,6 +24,7 @@ from pathlib import Path
 import numpy as np
 from tqdm.auto import tqdm
 
+from indexing.auto_backend import resolve_for_build, wanted_backend, with_embedding_backend
 from indexing.build import article_hash, published_vectors
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
@@ -344,6 +345,7 @@ def build_milvus_index(
     vectors_from_faiss: bool = True,
     after_batch: Callable[[int], None] | None = None,
     append: bool = False,
+    report: Callable[[str], None] | None = None,
 ) -> MilvusManifest:
     """Build (``reuse=False``) or update (``reuse=True``) the collection; see the module doc.
 
@@ -362,6 +364,7 @@ def build_milvus_index(
         client = connect(cfg)
         name = cfg.retrieval.milvus.collection
         old = read_manifest(client, cfg)
+        cfg, embedder = resolve_for_build(cfg, articles, embedder, report)  # auto: measured
         embedder = embedder or build_embedder(cfg)
         settings = settings_key(cfg, embedder.dimension)
         if if_missing and old and old.state == "complete" and manifest_settings(old) == settings:
@@ -434,6 +437,7 @@ def milvus_index_state(cfg, checksum: str) -> str:
         manifest = current_milvus_manifest(cfg)
     except IndexMissingError:
         return "missing"
+    cfg = with_embedding_backend(cfg, wanted_backend(cfg, manifest.embedding_backend))
     if manifest_settings(manifest) != settings_key(cfg, manifest.dimension):
         return "stale"
     return "current" if manifest.corpus_checksum == checksum else "stale"

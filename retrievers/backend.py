@@ -16,6 +16,7 @@ from langchain_community.vectorstores import FAISS
 from langchain_community.vectorstores.utils import DistanceStrategy
 from langchain_core.documents import Document
 
+from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
@@ -57,7 +58,9 @@ class FaissBM25Backend:
 
     def __init__(self, cfg, embedder: Embedder | None = None) -> None:
         folder, self.manifest = open_current(cfg)
-        self.embedder = embedder or build_embedder(cfg)
+        # auto: queries are embedded as the index's vectors were (the manifest's backend)
+        backend = query_backend(cfg, self.manifest.embedding_backend)
+        self.embedder = embedder or build_embedder(cfg, backend=backend)
         stored = read_chunks(folder)
         self.docs = [
             Document(page_content=text, metadata=meta, id=cid)

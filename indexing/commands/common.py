@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
+from collections.abc import Callable
 
 from indexing.store import IndexMissingError, open_current
 from settings.errors import UserFacingError
@@ -25,10 +27,12 @@ def index_state(cfg, checksum: str) -> str:
         _, manifest = open_current(cfg, verify=False)
     except IndexMissingError:
         return "missing"
+    from indexing.auto_backend import wanted_backend
     from indexing.build import bm25_build_settings
 
     bm25 = bm25_build_settings(cfg)
-    if manifest.embedding_backend != cfg.index.embedding_backend or manifest.bm25_settings != bm25:
+    wanted = wanted_backend(cfg, manifest.embedding_backend)
+    if manifest.embedding_backend != wanted or manifest.bm25_settings != bm25:
         return "stale"
     if not manifest.manifest_sha256:  # built before manifests were checksummed: rebuild, reusing
         return "stale"
@@ -97,6 +101,7 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
         dropped_short=report.dropped_short,
         bad_records=len(report.bad_records),
         show_progress=show,
+        report=_reporter(args),
         **extra,
     )
     _print(
@@ -107,6 +112,14 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
         f"{manifest.build_seconds:.1f} s",
     )
     return 0
+
+
+def _reporter(args: argparse.Namespace) -> Callable[[str], None]:
+    """Where build notes (the measured embedding backend) go: stdout, or stderr when stdout is
+    the result (``--json``) or asked to stay quiet (``--quiet``)."""
+    if args.json or args.quiet:
+        return lambda line: print(line, file=sys.stderr, flush=True)
+    return lambda line: print(line, flush=True)
 
 
 def _print(args: argparse.Namespace, manifest, message: str) -> None:
