@@ -34,6 +34,7 @@ INDEX_CODE = [
     "indexing/phrases.py",
     "indexing/tokenize.py",
     "indexing/auto_backend.py",
+    "indexing/backend_cache.py",
     "indexing/embeddings.py",
     "indexing/heap.py",
     "indexing/store.py",
