@@ -9,8 +9,9 @@ that share most terms with it, or (b) its MiniLM cosine to the abstract's closes
 reaches ``similarity`` while it still shares ``coverage_floor`` of its terms (a close
 paraphrase). A sentence keeps the citations of its cited sources that support it; when none of
 them does (or it cites nothing) it is re-cited to the best source that does; failing all, it is
-dropped. Sentences with too few content terms (filler, "[Note: ...]", a bare "No.") and repeats
-of an already kept sentence are dropped too.
+dropped. Sentences with too few content terms (filler, "[Note: ...]", a bare "No."), repeats
+of an already kept sentence, questions, and restatements of a source's title (no finding in
+them, though every word is in the abstract) are dropped too.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class CheckedSentence:
     def text(self) -> str:
         return with_citations(self.claim, self.citations) if self.kept else ""
 
+
+# A sentence ALL of whose words are a source's title's, covering most of the title, restates it
+# (see SupportChecker._restates_a_heading); one word more ("reduce") can be the whole finding.
+RESTATED_SHARE = 1.0
 
 _END = re.compile(r"([.!?]+[\"'”’]*)$")
 
@@ -128,6 +133,21 @@ class SupportChecker:
             )
         return out
 
+    def _restates_a_heading(self, claim: str) -> bool:
+        """A source's title said again: its words are in the abstract, but it states no finding
+        (a tiny model lists the titles it was shown). Restated = every word of the sentence is
+        the title's and it covers most of the title. (The question said back as a
+        statement is an answer, and is checked like any other sentence.)"""
+        words = content_terms(claim, generic=True)
+        if not words:
+            return False
+        for heading in (s.title for s in self.pool.sources):
+            hw = content_terms(heading, generic=True)
+            shared = len(words & hw)
+            if hw and shared >= RESTATED_SHARE * len(words) and shared >= 0.6 * len(hw):
+                return True
+        return False
+
     def check(self, sentence: str, vector: np.ndarray | None = None) -> CheckedSentence:
         """Decide one sentence; ``vector`` (its MiniLM embedding) is computed if needed.
 
@@ -140,6 +160,10 @@ class SupportChecker:
         key = _norm(claim)
         if key in self._seen:
             return CheckedSentence(sentence, claim, cited, [], False, "repeat")
+        if claim.rstrip("\"'”’) ").endswith("?"):
+            return CheckedSentence(sentence, claim, cited, [], False, "a question, not a claim")
+        if self._restates_a_heading(claim):
+            return CheckedSentence(sentence, claim, cited, [], False, "restates a title")
         support = self.source_support(claim, vector)
         passing = [s for s in support if s.supported]
         cited_passing = [s.n for s in passing if s.n in cited]

@@ -360,3 +360,20 @@ def test_a_last_sentence_cut_off_by_the_token_limit_is_not_shown() -> None:
     # a finished last sentence is shown, also when its citation follows the full stop
     done = GroundedStream(SupportChecker(make_pool()))
     assert "".join(done.run(["Statin use may reduce dementia risk in older adults. [1]"]))
+
+
+def test_a_restated_title_or_a_question_is_no_finding() -> None:
+    pool = SourcePool.build(
+        "Do statins reduce dementia risk in older adults?",
+        [ABSTRACT_1, ABSTRACT_2],
+        HashEncoder(),
+        titles=["Statin use and dementia risk in older adults", "Sleep and grades"],
+    )
+    checker = SupportChecker(pool)
+    title = checker.check("Statin use and dementia risk in older adults [1].")
+    assert not title.kept and title.reason == "restates a title"
+    asked = checker.check("Does statin use lower dementia risk in older adults [1]?")
+    assert not asked.kept and asked.reason == "a question, not a claim"
+    # a finding that shares the title's words but says something is still checked and kept
+    finding = checker.check("Statin use may reduce dementia risk in older adults [1].")
+    assert finding.kept and finding.citations == [1]

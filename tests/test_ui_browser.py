@@ -8,6 +8,7 @@ One server for the module; it loads the model once at start-up. Answers are chec
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -67,6 +68,8 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
 
     links = chat.source_links(answer)
     assert links, text
+    # the answer's own paragraph cites (the Sources list below also shows [n]: not counted)
+    assert answer.locator("p").first.locator("a.element-link").count() >= 1, text
     retrieved = {d.metadata["pmid"] for d in small_retriever.retrieve(QUESTION).documents}
     pmids = [PUBMED_HREF.match(href).group(1) for _, href, _ in links]  # type: ignore[union-attr]
     assert set(pmids) <= retrieved
@@ -126,17 +129,48 @@ def test_multi_query_mode_shows_its_sub_queries(chat: ChatPage) -> None:
     assert "Sub-queries:" in step, step
 
 
-def test_two_users_at_once_each_get_their_own_answer(browser: Any, server: Server) -> None:
+def _linked_pmids(chat: ChatPage, answer: Any) -> set[str]:
+    return {PUBMED_HREF.match(h).group(1) for _, h, _ in chat.source_links(answer)}  # type: ignore[union-attr]
+
+
+def test_two_users_at_once_each_get_their_own_answer(
+        browser: Any, server: Server, small_retriever: Any) -> None:
     pages = [ChatPage(browser, server.url).open() for _ in range(2)]
     questions = ["Is childhood intelligence associated with adult mortality?", QUESTION]
+    tops = [small_retriever.retrieve(q).documents[0].metadata["pmid"] for q in questions]
+    assert tops[0] != tops[1]
     try:
         before = [page.send(q) for page, q in zip(pages, questions, strict=True)]
         answers = [page.wait_answer(b) for page, b in zip(pages, before, strict=True)]
-        for page, question, answer in zip(pages, questions, answers, strict=True):
+        for i, (page, question, answer) in enumerate(zip(pages, questions, answers, strict=True)):
             assert page.user_messages() == [question]  # each sees only their own chat
             assert "Mode: plain" in answer.inner_text()
+            linked = _linked_pmids(page, answer)  # each answer cites its own question's article
+            assert tops[i] in linked and tops[1 - i] not in linked, (question, linked)
         # the model answers one question at a time: one of the two waited in the queue
         assert any(QUEUED_TEXT in p for page in pages for p in page.partials())
+    finally:
+        for page in pages:
+            page.close()
+
+
+def test_two_conversations_never_share_their_history(browser: Any, server: Server) -> None:
+    """Two tabs in conversational mode, different topics; each follow-up is searched in the
+    context of its own tab's previous question, never the other tab's."""
+    pages = [ChatPage(browser, server.url).open() for _ in range(2)]
+    firsts = ["Does methylphenidate improve attention in children with ADHD?", QUESTION]
+    own = [re.compile(r"methylphenidate|ADHD", re.I), re.compile(r"mitochondria|lace", re.I)]
+    try:
+        for page in pages:
+            page.set_mode("Conversational (follow-up questions)")
+        for page, q in zip(pages, firsts, strict=True):
+            page.ask(q)
+        for i, page in enumerate(pages):
+            page.ask("What else was found?")
+            step = page.last_search_step()
+            assert "Rewritten question:" in step, step
+            searched = step.split("Rewritten question:")[1].split("\n")[0]
+            assert own[i].search(searched) and not own[1 - i].search(searched), searched
     finally:
         for page in pages:
             page.close()
