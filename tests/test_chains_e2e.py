@@ -107,6 +107,27 @@ def test_off_topic_is_refused_in_every_mode(assistant, mode: str, question: str)
     assert r.answer == assistant.cfg.chains.refusal
 
 
+@pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
+def test_refusals_by_language_and_by_a_filter_that_excludes_every_article(
+    assistant, mode: str
+) -> None:
+    """The other two ways a question is refused, each in every mode: another language (before
+    retrieval, with its own message) and an on-topic question whose year filter leaves nothing
+    (the retriever's own refusal, although the topic is in the index)."""
+    from chains.question_checks import NOT_ENGLISH
+
+    history = [(ADHD_Q, "Yes [1].")] if mode == "conversational" else None
+    spanish = assistant.ask(
+        "¿Son eficaces los medicamentos estimulantes para el TDAH en niños?",
+        mode=mode,
+        history=history,
+    )
+    assert spanish.refused and spanish.answer == NOT_ENGLISH and spanish.sources == []
+    future = assistant.ask(ADHD_Q + " published after 2090", mode=mode, history=history)
+    assert future.refused and future.answer == assistant.cfg.chains.refusal
+    assert future.filters.get("year_min") == 2091 and future.sources == []  # "after" 2090
+
+
 def test_ask_command_json(e2e_cfg: Config, capsys: pytest.CaptureFixture[str]) -> None:
     from chains import command
 
