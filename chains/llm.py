@@ -135,7 +135,17 @@ def _load_huggingface(llm: LLMConfig, root: Path | None) -> BaseChatModel:
             raise ModelLoadError(
                 "llm.device is cuda but no CUDA GPU is visible: set llm.device to auto or cpu"
             )
-        if llm.load_in_4bit:
+        if llm.load_in_4bit and loc.gguf_file:
+            # transformers cannot quantize a GGUF with bitsandbytes ("You cannot combine
+            # Quantization and loading a model from a GGUF file"); the file is quantized already
+            log.warning(
+                "llm.load_in_4bit ignored for %s: a GGUF file is already quantized and is loaded "
+                "dequantized (fp16) on CUDA; 4-bit NF4 applies to transformers model folders "
+                "(or use llm.backend: gpt4all with device: gpu for GGUF files)",
+                loc.gguf_file,
+            )
+            kwargs["dtype"] = torch.float16
+        elif llm.load_in_4bit:
             if importlib.util.find_spec("bitsandbytes") is None:
                 raise ModelLoadError(
                     "llm.load_in_4bit needs bitsandbytes on CUDA: `pip install bitsandbytes`, "
