@@ -57,8 +57,9 @@ def words(msgs: list[BaseMessage]) -> int:
 def make(responses: list[str], *, docs=DOCS, cfg: Config | None = None, k: int = 3):
     llm = RecordingLLM(responses=responses, prompts=[])
     retriever = FakeRetriever(list(docs), k=k)
-    # the LLM rewrite is off by default (a 135M model); these tests exercise it
-    cfg = cfg or Config(chains={"rewrite_with_llm": True})
+    # the LLM rewrite is off by default (a 135M model) and so is LLM-written text (extractive):
+    # these tests exercise both
+    cfg = cfg or Config(chains={"rewrite_with_llm": True}, answer={"style": "auto"})
     a = Assistant.from_config(
         cfg, retriever=retriever, llm=llm, count_tokens=words, encoder=FakeEncoder()
     )
@@ -155,7 +156,7 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
 
 
 def test_without_llm_rewrite_a_follow_up_is_fused_with_its_context() -> None:
-    a, llm, retriever = make(["Yes [1]."], cfg=Config())
+    a, llm, retriever = make(["Yes [1]."], cfg=Config(answer={"style": "auto"}))
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
     assert [c[0] for c in retriever.calls] == [
@@ -174,7 +175,8 @@ def test_conversational_first_turn_has_no_rewrite() -> None:
 
 
 def test_conversation_depth_limits_history() -> None:
-    cfg = Config(chains={"conversation_depth": 1, "rewrite_with_llm": True})
+    cfg = Config(chains={"conversation_depth": 1, "rewrite_with_llm": True},
+                 answer={"style": "auto"})
     a, llm, _ = make(["Does methylphenidate help ADHD in children?", "Yes [1]."], cfg=cfg)
     hist = [("Old question about sleep?", "x"), ("Does methylphenidate help ADHD?", "y")]
     a.ask("and in children?", mode="conversational", history=hist)
@@ -205,7 +207,7 @@ def test_budget_drops_lowest_ranked_sources_and_lists_only_what_was_seen() -> No
         make_doc(str(i), f"ADHD title {i}", ("ADHD stimulant evidence " * 30).strip())
         for i in range(1, 4)
     ]
-    cfg = Config(llm={"context_window": 256, "max_new_tokens": 100})
+    cfg = Config(llm={"context_window": 256, "max_new_tokens": 100}, answer={"style": "auto"})
     a, llm, _ = make(["Answer [1] and [3]."], docs=long_docs, cfg=cfg)
     r = a.ask("ADHD stimulant evidence?", mode="plain")
     prompt = llm.prompts[-1]
@@ -313,7 +315,8 @@ def test_postprocessor_sees_sources_tokens_and_rewrites_the_result() -> None:
 
     llm = RecordingLLM(responses=["Methylphenidate works [1] in adults [9]."], prompts=[])
     a = Assistant.from_config(
-        Config(), retriever=FakeRetriever(list(DOCS)), llm=llm, count_tokens=words,
+        Config(answer={"style": "auto"}), retriever=FakeRetriever(list(DOCS)), llm=llm,
+        count_tokens=words,
         postprocessors=[event_postprocessor(shout, "shout")], encoder=FakeEncoder(),
     )  # fmt: skip
     events = collect(a, "What does methylphenidate do in ADHD?", "plain")
@@ -350,3 +353,14 @@ def test_abstracts_that_do_not_answer_get_an_honest_abstention_without_the_llm()
     assert "Closest source:" in r.answer and "[1]" in r.answer and "12%" not in r.answer
     assert llm.prompts == []  # the answer was not generated at all
     assert r.verdict is None and all(s.evidence == [] for s in r.sources)
+
+
+def test_the_default_style_is_extractive_and_the_llm_writes_nothing() -> None:
+    """The 135M default model's generated sentences are not shown by default (README: measured);
+    the LLM is still asked for the verdict, never for the answer text."""
+    assert Config().answer.style == "extractive"
+    a, llm, _ = make(["Invented claim that methylphenidate cures ADHD [1]."], cfg=Config())
+    r = a.ask("What does methylphenidate do in ADHD adults?", mode="plain")
+    assert r.style == "extractive" and "cures" not in r.answer
+    assert r.answer == "Methylphenidate improved ADHD symptoms in adults [1]."
+    assert llm.prompts == [] and r.dropped == []

@@ -74,6 +74,26 @@ def test_plain_answers_with_sources_and_a_verdict(assistant) -> None:
     _check_citations(r)
 
 
+def test_auto_style_with_the_real_model_shows_only_checked_sentences(
+    e2e_cfg: Config, small_retriever
+) -> None:
+    """answer.style: auto with SmolLM2 writing: whatever it writes, every shown sentence cites a
+    listed source, and no sentence the support check dropped reaches the answer."""
+    from chains.assistant import Assistant
+    from chains.citations import cited_numbers as cites
+    from eval.support_scorer import sentences
+
+    cfg = e2e_cfg.model_copy(update={"answer": e2e_cfg.answer.model_copy(update={"style": "auto"})})
+    a = Assistant.from_config(cfg, retriever=small_retriever)
+    r = a.ask("What are the effects of stimulant medication in children with ADHD?", mode="plain")
+    assert not r.refused and r.style in ("generative", "extractive") and r.sentences
+    assert all(s.citations and set(s.citations) <= set(range(1, len(r.sources) + 1))
+               for s in r.sentences)
+    assert [s.citations for s in r.sentences] == [cites(x) for x in sentences(r.answer)]
+    for d in r.dropped:
+        assert d.text.split("[")[0].strip().rstrip(".") not in r.answer
+
+
 def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     first = assistant.ask(ADHD_Q, mode="conversational")
     r = assistant.ask("and in children?", mode="conversational", history=[(ADHD_Q, first.answer)])

@@ -253,8 +253,8 @@ def test_assistant_uses_the_classifier_verdict() -> None:
     docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]
     cal = Calibration(method="classifier", classifier=_lp_classifier())
     llm = ScoringFake(responses=["They did not help [1]."])
-    a = Assistant(Config(), FakeRetriever(docs, k=1), llm, count_tokens=lambda m: 10,
-                  calibration=cal, encoder=FakeEncoder())  # fmt: skip
+    a = Assistant(Config(answer={"style": "auto"}), FakeRetriever(docs, k=1), llm,
+                  count_tokens=lambda m: 10, calibration=cal, encoder=FakeEncoder())  # fmt: skip
     r = a.ask("Are stimulants helpful?", mode="plain")
     # the verdict names the source it read; the unsupported generated sentence is not shown, so
     # auto falls back to the abstract's own finding
