@@ -96,9 +96,11 @@ def _write_articles(folder: Path, hashes: dict[str, str]) -> None:
 
 def _embed_resumable(
     embedder: Embedder, chunks: Sequence[Chunk], cache: ShardCache, show_progress: bool
-) -> np.ndarray:
+) -> tuple[np.ndarray, int]:
+    """The chunks' vectors, and how many of them came from an interrupted build's shards."""
     texts = [c.search_text for c in chunks]
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
+    resumed = 0
     bar = tqdm(total=len(texts), desc="embedding chunks", unit="chunk", disable=not show_progress)
     for start in range(0, len(texts), SHARD_ROWS):
         stop = min(start + SHARD_ROWS, len(texts))
@@ -109,9 +111,10 @@ def _embed_resumable(
             release_freed_memory()
         else:
             bar.update(stop - start)
+            resumed += stop - start
         out[start:stop] = cached
     bar.close()
-    return out
+    return out, resumed
 
 
 def bm25_build_settings(cfg) -> dict:
@@ -214,7 +217,10 @@ def _build_locked(
         tqdm(to_embed, desc="chunking", unit="article", disable=not show_progress)
     )
     cache = ShardCache(loc.work, _plan_key(cfg, new_chunks))
-    new_vectors = _embed_resumable(embedder, new_chunks, cache, show_progress)
+    new_vectors, resumed = _embed_resumable(embedder, new_chunks, cache, show_progress)
+    if resumed and report is not None:
+        report(f"resumed an interrupted build: {resumed} of {len(new_chunks)} chunk embeddings "
+               f"reused from {loc.work}")
 
     chunks: list[Chunk] = []
     parts: list[np.ndarray] = []

