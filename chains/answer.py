@@ -179,9 +179,8 @@ def make_stream_step(
             rewrite=base["rewrite"],
         )
         writer = AnswerWriter(turn, settings)
-        opening = writer.opening()
-        if opening:
-            yield TokenEvent(text=opening)
+        for piece in writer.opening():
+            yield TokenEvent(text=piece)
         note = ""
         if writer.uses_llm:
             prefix = verdict_prefix(turn.get("verdict"))

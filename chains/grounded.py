@@ -99,12 +99,12 @@ class AnswerWriter:
         self._shown += out
         return out
 
-    def opening(self) -> str:
-        """Shown before generation: the verdict naming its sources, or the whole extractive
-        answer (or abstention) when no LLM text is used."""
-        if not self.uses_llm:
-            return "".join(self._show(s) for s in self._texts(self.extractive))
-        return self._show(self.extractive.verdict_text)
+    def opening(self) -> list[str]:
+        """Shown before generation, piece by piece: the verdict naming its sources, or the whole
+        extractive answer (or abstention), sentence by sentence, when no LLM text is used."""
+        verdict = [self.extractive.verdict_text]
+        texts = verdict if self.uses_llm else self._texts(self.extractive)
+        return [shown for shown in (self._show(t) for t in texts) if shown]
 
     def feed(self, piece: str) -> str:
         return self._show(self._stream.feed(piece)) if self._stream else ""

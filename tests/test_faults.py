@@ -445,8 +445,9 @@ def test_a_slow_answer_stops_at_the_time_limit_with_a_note(small_index_cfg) -> N
     class SlowLLM(FakeListChatModel):
         sleep: float = 0.2  # per character: a 400-character answer takes 80 s
 
-    cfg = small_index_cfg.model_copy(
-        update={"llm": small_index_cfg.llm.model_copy(update={"timeout_s": 2.0})})
+    cfg = small_index_cfg.model_copy(  # auto: the LLM writes, so its time limit applies
+        update={"llm": small_index_cfg.llm.model_copy(update={"timeout_s": 2.0}),
+                "answer": small_index_cfg.answer.model_copy(update={"style": "auto"})})
     llm = SlowLLM(responses=["Higher childhood IQ predicts better adult health [1]. " * 8])
     assistant = Assistant(cfg, load_retriever(cfg), llm, count_tokens=lambda m: 10)
     started = time.perf_counter()
