@@ -208,7 +208,7 @@ def parse_queries(text: str, n: int, *, original: str = "") -> list[str]:
     out: list[str] = []
     for part in parts:
         q = _clean_line(part)
-        if not q or q.endswith(":") and _PREAMBLE.match(q):
+        if not q or q.endswith(":"):  # a line that introduces a list is not a query
             continue
         if _PREAMBLE.match(q) and (q.endswith(":") or len(q.split()) > 3 and ":" in q):
             q = q.split(":", 1)[1].strip()

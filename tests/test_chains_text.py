@@ -95,6 +95,10 @@ def test_parse_queries_fewer_than_asked_and_drops_original_and_empty() -> None:
     assert parse_queries(raw, 3, original=Q) == ["ADHD stimulant trials"]
     assert parse_queries("", 3, original=Q) == []
     assert parse_queries("Here are the queries:", 3) == []
+    # seen from the real model in the chat: any line that introduces a list is no query
+    raw = ("1. burnout in nurses\nHere's an example of how you can write these queries using "
+           "Python:\n2. emotional intelligence training")
+    assert parse_queries(raw, 3) == ["burnout in nurses", "emotional intelligence training"]
 
 
 # ---- conversational rewrite guard ---------------------------------------------------------------
