@@ -71,6 +71,7 @@ class Assistant:
     ) -> None:
         self.cfg = cfg
         self.retriever = retriever
+        self.article_text = ArticleTexts(retriever)  # whole abstracts, via the search backend
         self._encoder = encoder
         self.prompts = Prompts.from_config(cfg)
         self._llm = llm
@@ -126,8 +127,7 @@ class Assistant:
         if self._encoder is None:
             with self._llm_lock:
                 if self._encoder is None:
-                    backend = ArticleTexts(self.retriever).backend
-                    found = getattr(backend, "embedder", None)
+                    found = getattr(self.article_text.backend, "embedder", None)
                     self._encoder = found if found is not None else load_encoder(self.cfg)
         return self._encoder
 
@@ -150,7 +150,7 @@ class Assistant:
             answer=make_answer_step(self._model),
             refusal=cfg.chains.refusal,
             encoder=self.encoder,
-            article_text=ArticleTexts(self.retriever),
+            article_text=self.article_text,
             settings=cfg.answer,
             timeout_s=cfg.llm.timeout_s,
             postprocessors=postprocessors,
