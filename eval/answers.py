@@ -19,6 +19,7 @@ import json
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -71,6 +72,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--torch-threads", type=int, default=None, metavar="N",
                         help="torch CPU threads after loading (1 is much faster on a busy "
                         "machine; default: as loaded)")  # fmt: skip
+    parser.add_argument("--fallback", action="store_true",
+                        help="the cues-only classifier that decides for models without "
+                        "log-probabilities (gpt4all, openai): with --calibrate fit it (the "
+                        "stored main one is kept), else decide with it for any model")  # fmt: skip
     parser.add_argument("--raw", action="store_true", help="ignore the stored calibration")
     parser.add_argument("--json", action="store_true", help="print the metrics as JSON")
 
@@ -177,16 +182,29 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     cal_file = calibration_path(scorer.prompts.yes_no_path)
     stored = Calibration.load(cal_file, args.setting)
     calibration = Calibration() if (args.raw or args.calibrate) else stored
+    fallback = bool(getattr(args, "fallback", False))
+    if fallback and not args.calibrate:
+        if stored.fallback is None:
+            raise UserFacingError(
+                f"no cues-only verdict classifier for setting {args.setting!r} in {cal_file}: "
+                f"fit one with `eval answers --calibrate --fallback --setting {args.setting}`"
+            )
+        calibration = replace(stored, classifier=stored.fallback)
     method: Method = args.method or ("classifier" if args.calibrate else calibration.method)
     if method == "score" and as_scorer(scorer.llm) is None:
         method = "json"  # remote/gpt4all models give no log-probabilities
-    if method == "classifier" and not args.calibrate and calibration.classifier is None:
+    can_score = as_scorer(scorer.llm) is not None
+    if (method == "classifier" and not args.calibrate
+            and calibration.classifier_for(can_score) is None):  # fmt: skip
         raise UserFacingError(
-            f"no verdict classifier for setting {args.setting!r} in {cal_file}: fit one with "
-            f"`eval answers --calibrate --setting {args.setting}` (dev split)"
+            f"no verdict classifier this model can serve for setting {args.setting!r} in "
+            f"{cal_file}: fit one with `eval answers --calibrate --setting {args.setting}` "
+            "(dev split; add --fallback for models without log-probabilities)"
         )
     decider = scorer.decider(method, calibration)
-    wanted = _wanted_features(getattr(args, "features", None) or FEATURE_SETS[0])
+    wanted = _wanted_features(
+        "cues" if fallback else (getattr(args, "features", None) or FEATURE_SETS[0])
+    )
     cache = _FeatureCache(getattr(args, "features_cache", None), args.setting)
 
     gold: list[str] = []
@@ -205,7 +223,9 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
 
     if args.calibrate:
         calibration = _calibrate(scorer, method, outcomes, gold, rows, stored, wanted)
-        save_calibration(cal_file, args.setting, calibration)
+        # --fallback keeps the stored main classifier; the new one serves models that cannot score
+        saved = replace(stored, fallback=calibration.classifier) if fallback else calibration
+        save_calibration(cal_file, args.setting, saved)
         print(f"saved {method} calibration for setting {args.setting!r} to {cal_file}: "
               f"{calibration.meta}", file=sys.stderr)  # fmt: skip
 
@@ -220,6 +240,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         "split": split,
         "method": method,
         "calibrated": method == "classifier" or any(calibration.bias.values()),
+        "classifier": _which_classifier(method, calibration, fallback, as_scorer(scorer.llm)),
         "model": str(scorer.llm._identifying_params.get("model_name", type(scorer.llm).__name__)),
         "seconds_per_question": round(elapsed / len(rows), 3),
     }
@@ -284,6 +305,16 @@ def _calibrate(
     }
     clf.meta = meta
     return Calibration(stored.bias, "classifier", meta, clf)
+
+
+def _which_classifier(method: str, calibration: Any, fallback: bool, scorer: Any) -> str | None:
+    """``main`` or ``fallback`` (cues only): which classifier decided, for the report."""
+    if method != "classifier":
+        return None
+    if fallback:
+        return "fallback"
+    chosen = calibration.classifier_for(scorer is not None)
+    return "main" if chosen is calibration.classifier else "fallback"
 
 
 def _wanted_features(feature_set: str) -> tuple[str, ...]:

@@ -234,4 +234,8 @@ def test_ask_json_reports_the_gpt4all_model(small_index_cfg, tmp_path) -> None: 
     )  # fmt: skip
     result = json.loads(out.stdout)
     assert result["answer"] and result["sources"]
-    assert result["verdict"] is None  # no likelihood scoring on gpt4all: the verdict is skipped
+    # no likelihood scoring on gpt4all: the cues-only fallback classifier decides the verdict
+    # from the top source's conclusion, and says which source it read
+    assert result["verdict"] in ("yes", "no", "maybe")
+    assert result["verdict_sources"] == [1]
+    assert result["answer"].startswith(result["verdict"].capitalize() + " [1]")

@@ -261,3 +261,49 @@ def test_assistant_uses_the_classifier_verdict() -> None:
     assert r.verdict == "no" and r.verdict_sources == [1]
     assert r.answer == "No [1]. Stimulants had no significant effect [1]."
     assert [d.text for d in r.dropped] == ["They did not help [1]."]
+
+
+def _cue_classifier() -> VerdictClassifier:
+    # cues only: "no" on a null finding, else "yes"; maybe never
+    return VerdictClassifier(
+        ["cue_null_finding"], [[0.0], [2.0], [0.0]], [0.5, 0.0, -5.0], [0.0], [1.0]
+    )
+
+
+def test_calibration_serves_a_model_that_cannot_score_with_the_cues_only_fallback(
+    tmp_path: Path,
+) -> None:
+    main, cues = _lp_classifier(), _cue_classifier()
+    cal = Calibration(method="classifier", classifier=main, fallback=cues)
+    assert cal.classifier_for(can_score=True) is main
+    assert cal.classifier_for(can_score=False) is cues
+    assert Calibration(method="classifier", classifier=main).classifier_for(False) is None
+    # a fallback that needs the model is no fallback
+    assert Calibration(classifier=main, fallback=main).classifier_for(False) is None
+    path = tmp_path / "yes_no.calibration.json"
+    save_calibration(path, "rag", cal)
+    loaded = Calibration.load(path, "rag")
+    assert loaded.classifier == main and loaded.fallback == cues
+    data = json.loads(path.read_text())
+    data["rag"]["fallback_classifier"]["coef"] = [[1.0]]
+    path.write_text(json.dumps(data))
+    assert Calibration.load(path, "rag").fallback is None  # damaged: no fallback, main kept
+    assert Calibration.load(path, "rag").classifier == main
+
+
+def test_assistant_gives_a_verdict_from_the_fallback_when_the_model_cannot_score() -> None:
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from app.config import Config
+    from chains.assistant import Assistant
+    from tests.fake_retriever import FakeEncoder, FakeRetriever, make_doc
+
+    docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]
+    llm = FakeListChatModel(responses=["unused"])  # no likelihood scoring, like gpt4all
+    for fallback, verdict in ((_cue_classifier(), "no"), (None, None)):
+        cal = Calibration(method="classifier", classifier=_lp_classifier(), fallback=fallback)
+        a = Assistant(Config(), FakeRetriever(docs, k=1), llm, count_tokens=lambda m: 10,
+                      calibration=cal, encoder=FakeEncoder())  # fmt: skip
+        r = a.ask("Are stimulants helpful?", mode="plain")
+        assert r.verdict == verdict
+        assert r.verdict_sources == ([1] if verdict else [])

@@ -28,6 +28,17 @@ class Calibration:
     method: Method = "score"
     meta: dict = field(default_factory=dict)
     classifier: VerdictClassifier | None = None
+    # Cues only, no model features: decides for models that give no log-probabilities (gpt4all,
+    # OpenAI-compatible servers), fitted with ``eval answers --calibrate --fallback``.
+    fallback: VerdictClassifier | None = None
+
+    def classifier_for(self, can_score: bool) -> VerdictClassifier | None:
+        """The classifier this model can serve: the main one, else the cues-only fallback."""
+        if self.classifier is not None and (can_score or not self.classifier.needs_llm()):
+            return self.classifier
+        if self.fallback is not None and not self.fallback.needs_llm():
+            return self.fallback
+        return None
 
     @classmethod
     def load(cls, path: Path, setting: str = "rag") -> Calibration:
@@ -39,20 +50,26 @@ class Calibration:
         entry = data.get(setting) or data.get("rag") or {}
         bias: dict[str, float] = {v: float(entry.get("bias", {}).get(v, 0.0)) for v in VERDICTS}
         method = entry.get("method", "score")
-        classifier = None
-        if entry.get("classifier"):
-            try:
-                classifier = VerdictClassifier.from_dict(entry["classifier"])
-            except (KeyError, TypeError, ValueError):
-                classifier = None
+        classifier = _classifier(entry.get("classifier"))
+        fallback = _classifier(entry.get("fallback_classifier"))
         if method == "classifier" and classifier is None:
             method = "score"  # a damaged classifier entry: fall back to the offsets
         if method not in ("score", "json", "classifier"):
             method = "score"
-        return cls(bias, method, entry.get("meta", {}), classifier)
+        return cls(bias, method, entry.get("meta", {}), classifier, fallback)
 
     def decide(self, logprobs: dict[str, float]) -> Verdict:
         return max(VERDICTS, key=lambda v: logprobs.get(v, -math.inf) + self.bias.get(v, 0.0))
+
+
+def _classifier(data: object) -> VerdictClassifier | None:
+    """A stored classifier, or None when absent or damaged."""
+    if not isinstance(data, dict) or not data:
+        return None
+    try:
+        return VerdictClassifier.from_dict(data)
+    except (KeyError, TypeError, ValueError):
+        return None
 
 
 def calibration_path(yes_no_prompt: Path) -> Path:
@@ -68,6 +85,8 @@ def save_calibration(path: Path, setting: str, cal: Calibration) -> None:
     entry: dict = {"method": cal.method, "bias": cal.bias, "meta": cal.meta}
     if cal.classifier is not None:
         entry["classifier"] = cal.classifier.to_dict()
+    if cal.fallback is not None:
+        entry["fallback_classifier"] = cal.fallback.to_dict()
     data[setting] = entry
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 

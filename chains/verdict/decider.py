@@ -9,7 +9,7 @@ yes/no prompt) or ``json`` (the model writes ``{"draft", "answer"}``; broken JSO
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from langchain_core.documents import Document
@@ -76,8 +76,7 @@ class VerdictDecider:
         if self.method == "json":
             return True
         if self.method == "classifier":
-            clf = self.calibration.classifier
-            return clf is not None and (not clf.needs_llm() or as_scorer(llm) is not None)
+            return self.calibration.classifier_for(as_scorer(llm) is not None) is not None
         return as_scorer(llm) is not None
 
     def fit(
@@ -112,8 +111,9 @@ class VerdictDecider:
         self, llm: BaseChatModel, question: str, docs: list[Document]
     ) -> VerdictOutcome:
         if self.method == "classifier":
+            clf = self.calibration.classifier_for(as_scorer(llm) is not None)
             return classify_verdict(
-                llm, question, docs, self.calibration,
+                llm, question, docs, replace(self.calibration, classifier=clf),
                 template=self.evidence_template, article_tail=self.article_tail,
                 channel_template=self.channel_template,
             )  # fmt: skip
