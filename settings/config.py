@@ -87,7 +87,7 @@ class BM25Config(_Section):
     )
     # While the dense index is still being built: refuse when the best BM25 match reaches less
     # than this share of the question's highest possible score (measured: README)
-    refusal_threshold: float = Field(0.2, ge=0, le=1)
+    refusal_threshold: float = Field(0.343, ge=0, le=1)
 
 
 class MilvusConfig(_Section):

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from rank_bm25 import BM25Okapi
 
 from app import dense_build
@@ -41,7 +42,7 @@ TOPICS = [
     ("Emotional intelligence of nurses", "Emotional intelligence of hospital nurses was linked "
      "to lower burnout and better patient communication."),
 ]
-ON_TOPIC = "Does working memory training improve fluid intelligence in children?"
+ON_TOPIC = "Working memory training and fluid intelligence in primary school children"
 OFF_TOPIC = "How do I reverse a list in Python with a for loop?"
 
 
@@ -265,3 +266,52 @@ def test_make_run_publishes_bm25_first_and_the_cli_still_builds_everything(
     assert dense_build.start_if_pending(cfg, None) is None
     assert dense_build.build_command("cfg.yaml")[-4:] == ["index", "build", "--if-needed",
                                                           "--quiet"]  # fmt: skip
+
+
+# -- the background process for real: killed, the chat keeps its index; started again, it ends --
+def test_a_killed_background_build_leaves_bm25_serving_and_the_next_start_completes(
+    tmp_path, monkeypatch,
+) -> None:
+    import signal
+
+    from tests.test_cli_paths import real_records, write_xml
+
+    records = real_records(12)
+    write_xml(tmp_path / "corpus" / "a.xml", records)
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(yaml.safe_dump({
+        "corpus": {"paths": [str(tmp_path / "corpus")], "min_abstract_chars": 20},
+        "index": {"dir": str(tmp_path / "indices"), "name": "bg", "embedding_backend": "torch"},
+    }), encoding="utf-8")  # fmt: skip
+    cfg = load_config(cfg_file)
+    assert run_indexing(cfg, _args(if_needed=True, dense_later=True), reuse=False) == 0
+    live = LiveIndex(cfg)
+    retriever = HybridRetriever.from_backend(live, cfg)
+    question = "Do mitochondria play a role in remodelling lace plant leaves?"
+    assert retriever.retrieve(question).documents and not retriever.hybrid
+
+    release = tmp_path / "release"
+    monkeypatch.setenv(HOLD_ENV, str(release))  # the child inherits it: held before embedding
+    monkeypatch.setattr(dense_build, "_process", None)
+    first = dense_build.start_if_pending(cfg, str(cfg_file))
+    assert first is not None and dense_build.running()
+    assert dense_build.start_if_pending(cfg, str(cfg_file)) is None  # one at a time
+    loc = location(cfg)
+    for _ in range(1200):  # bounded: until the held child has written its progress
+        if read_progress(loc.progress) is not None or first.poll() is not None:
+            break
+        time.sleep(0.1)
+    assert read_progress(loc.progress) is not None, dense_build.log_path(cfg).read_text()
+    first.send_signal(signal.SIGKILL)
+    first.wait(timeout=60)
+    assert not dense_build.running()
+    stopped = semantic_status(cfg, building=dense_build.running())
+    assert stopped is not None and "resumes on the next `make run`" in stopped.text
+    assert retriever.retrieve(question).documents and not retriever.hybrid  # still serving
+
+    monkeypatch.delenv(HOLD_ENV)
+    second = dense_build.start_if_pending(cfg, str(cfg_file))
+    assert second is not None
+    assert second.wait(timeout=300) == 0, dense_build.log_path(cfg).read_text()
+    assert retriever.retrieve(question).documents and retriever.hybrid and live.reloads == 1
+    assert dense_build.start_if_pending(cfg, str(cfg_file)) is None  # nothing left to build
