@@ -234,6 +234,10 @@ def _build_locked(
         tqdm(to_embed, desc="chunking", unit="article", disable=not show_progress)
     )
     cache = ShardCache(loc.work, _plan_key(cfg, new_chunks))
+    saved = cache.saved_rows(len(new_chunks), SHARD_ROWS)
+    if saved and report is not None:
+        report(f"resuming an interrupted build: {saved} of {len(new_chunks)} chunk embeddings "
+               f"already computed ({loc.work})")
     progress = ProgressWriter(loc.progress, len(new_chunks))
     progress.flush()
     wait_until_released()  # a test seam: holds the build only while $PUBMED_ASSISTANT_HOLD_DENSE

@@ -319,6 +319,11 @@ class ShardCache:
             return None
         return arr if arr.shape[0] == rows else None
 
+    def saved_rows(self, total: int, shard_rows: int) -> int:
+        """How many of ``total`` rows already have a saved shard (not loaded: counted)."""
+        return sum(min(shard_rows, total - start) for start in range(0, total, shard_rows)
+                   if self._path(start).is_file())
+
     def put(self, start: int, vectors: np.ndarray) -> None:
         tmp = self.folder / f".tmp-{start}.npy"
         np.save(tmp, vectors, allow_pickle=False)

@@ -161,6 +161,16 @@ def test_concurrent_searches_load_a_new_build_once(tmp_path, tokenizer) -> None:
     assert seen == [True] * 6 and len(loads) == 2 and live.reloads == 1  # first load + one
 
 
+def test_saved_shards_are_counted_before_a_resumed_build_embeds(tmp_path) -> None:
+    from indexing.store import ShardCache
+
+    cache = ShardCache(tmp_path / "work", "plan")
+    cache.put(0, np.zeros((4, 2), dtype=np.float32))
+    cache.put(8, np.zeros((2, 2), dtype=np.float32))  # the last, short shard
+    assert cache.saved_rows(10, 4) == 6
+    assert ShardCache(tmp_path / "work", "another plan").saved_rows(10, 4) == 0
+
+
 # -- refusal without a dense index ------------------------------------------------------------
 def test_bm25_only_refuses_off_topic_and_answers_on_topic(tmp_path, tokenizer) -> None:  # noqa: F811
     cfg = cfg_at(tmp_path)  # the shipped retrieval.bm25.refusal_threshold
