@@ -235,7 +235,7 @@ def test_status_text_says_percent_and_time_left(tmp_path, tokenizer) -> None:  #
     cfg = cfg_at(tmp_path)
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     write_progress(location(cfg).progress,
-                   DenseProgress(done=450, total=1000, rate=550 / 720))  # 12 minutes left
+                   DenseProgress(done=450, total=1000, rate=550 / 690))  # 11.5 minutes left
     status = semantic_status(cfg, building=True)
     assert status is not None
     assert status.text.startswith("Semantic index: 45% (about 12 minutes left).")
