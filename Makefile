@@ -19,9 +19,14 @@ $(STAMP):
 
 install: $(STAMP)
 
-## make run: install, build the index if it is missing or stale (reused in seconds otherwise), chat
-run: index serve
+## make run: install; on a fresh clone publish the BM25 index (well under a minute) and open the
+## chat, which embeds the dense index in the background (resumable) and switches to hybrid search
+## when it is ready; an existing index is reused in seconds (updated when the corpus changed)
+run: install
+	$(PY) -m app index build --if-needed --fetch-if-empty --dense-later
+	$(PY) -m app serve
 
+## make index: the whole index at once (BM25 and dense), as `python -m app index build` does
 index: install
 	$(PY) -m app index build --if-needed --fetch-if-empty
 

@@ -83,6 +83,12 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     from chainlit.cli import run_chainlit
     from chainlit.config import config as chainlit_config
 
+    from app import dense_build
+
+    # a lexical-only index (make run): the dense index is embedded meanwhile, in another process
+    if dense_build.start_if_pending(cfg, getattr(args, "config", None)) is not None:
+        print("semantic index: building in the background (the chat uses keyword search until "
+              f"it is ready; log: {dense_build.log_path(cfg)})", flush=True)
     chainlit_config.run.headless = True
     chainlit_config.run.watch = False
     print(f"PubMed assistant: serving the chat at {browser_url(host, port)} (Ctrl+C stops it)",

@@ -21,6 +21,8 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
 import chainlit as cl  # noqa: E402
 from chainlit.input_widget import InputWidget, Select  # noqa: E402
 
+from app import dense_build  # noqa: E402
+from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
 from app.render import (  # noqa: E402
@@ -115,8 +117,67 @@ def _current_mode() -> str:
     return mode if mode in MODES else app_config().chains.mode
 
 
+INDEX_POLL_S = 2.0  # how often an open chat re-reads the semantic index's progress
+
+
+def current_semantic_status() -> SemanticStatus | None:
+    cfg = app_config()
+    return semantic_status(cfg, building=dense_build.running(),
+                           log=str(dense_build.log_path(cfg)))
+
+
+async def _show_index_status() -> None:
+    """While the semantic index builds, a message says how far it is, kept up to date; when it
+    is published, the retriever is switched to it at once and the message says hybrid is on."""
+    status = current_semantic_status()
+    if status is None or status.ready:
+        return
+    msg = cl.Message(content=status.text)
+    await msg.send()
+    task = asyncio.get_running_loop().create_task(_follow_index(msg, status.text))
+    cl.user_session.set("index_status_task", task)
+
+
+async def _follow_index(msg: cl.Message, shown: str) -> None:
+    while True:
+        await asyncio.sleep(INDEX_POLL_S)
+        status = await asyncio.to_thread(current_semantic_status)
+        if status is None:
+            return
+        if status.ready:
+            await _switch_to_new_build()
+        if status.text != shown:
+            msg.content = shown = status.text
+            await msg.update()
+            if status.ready and cl.user_session.get("history"):
+                await cl.Message(content=status.text).send()  # said where the user reads now
+        if status.ready:
+            return
+
+
+async def _switch_to_new_build() -> None:
+    """Load a newly published build into the assistant's retriever now (off the server loop),
+    so the next question is hybrid without waiting for the load."""
+    current = backend()
+    if not current.loaded:  # the first question loads the assistant, and the new build with it
+        return
+    retriever = getattr(await current.assistant(), "retriever", None)
+    take = getattr(retriever, "snapshot", None)
+    if callable(take):
+        await asyncio.to_thread(take)
+
+
+def _retrieval_line(assistant: AssistantLike) -> str | None:
+    retriever = getattr(assistant, "retriever", None)
+    hybrid = getattr(retriever, "hybrid", None)
+    if not isinstance(hybrid, bool):
+        return None
+    return search_line(hybrid, None if hybrid else current_semantic_status())
+
+
 @cl.on_chat_start
 async def _chat_start() -> None:
+    await _show_index_status()
     mode = app_config().chains.mode
     cl.user_session.set("mode", mode)
     cl.user_session.set("history", [])
@@ -148,6 +209,9 @@ async def _chat_end() -> None:
     task = cl.context.session.current_task
     if task is not None and not task.done():
         task.cancel()
+    status_task = cl.user_session.get("index_status_task")
+    if status_task is not None and not status_task.done():
+        status_task.cancel()
 
 
 @cl.on_message
@@ -209,7 +273,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
             async for event in events:
                 if isinstance(event, PreparedEvent):
                     prepared = event
-                    await _send_search_step(question, event)
+                    await _send_search_step(question, event, _retrieval_line(assistant))
                 elif isinstance(event, TokenEvent):
                     await msg.stream_token(escape_answer(event.text))
                 elif isinstance(event, DoneEvent):
@@ -242,9 +306,10 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     return result
 
 
-async def _send_search_step(question: str, prepared: PreparedEvent) -> None:
+async def _send_search_step(question: str, prepared: PreparedEvent,
+                            retrieval: str | None = None) -> None:
     async with cl.Step(name="Search", type="tool", show_input=False, default_open=False) as step:
-        step.output = search_summary(question, prepared)
+        step.output = "\n\n".join(x for x in (search_summary(question, prepared), retrieval) if x)
 
 
 __all__ = [

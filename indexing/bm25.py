@@ -41,6 +41,7 @@ class BM25Index:
         self.tokenize: Callable[[str], list[str]] = tokenizer_for(stopwords)
         self.phrases = phrases
         self.phrase_weight = phrase_weight
+        self._idf: np.ndarray | None = None
 
     @property
     def size(self) -> int:
@@ -96,6 +97,40 @@ class BM25Index:
         cols = np.fromiter((self.vocab[t] for t in counts), dtype=np.int64)
         mult = np.fromiter(counts.values(), dtype=np.float32)
         return np.asarray(self.weights[:, cols] @ mult).ravel()
+
+    def idf(self) -> np.ndarray:
+        """Each term's idf as rank-bm25 computes it (log((N - df + 0.5) / (df + 0.5)), negative
+        values floored at 0.25 x the mean idf), from the document frequencies the weight matrix
+        holds (a term's non-zero rows)."""
+        if self._idf is None:
+            n = self.size
+            df = np.diff(self.weights.indptr).astype(np.float64)
+            idf = np.log(n - df + 0.5) - np.log(df + 0.5)
+            floor = 0.25 * (float(idf.mean()) if idf.size else 0.0)
+            self._idf = np.where(idf < 0, floor, idf)
+        return self._idf
+
+    def relevance(self, query: str, k1: float, mask: np.ndarray | None = None) -> float:
+        """How well the best document matches ``query``, in [0, 1]: its plain BM25 score divided
+        by the highest score any document could reach for this query, sum over the query's terms
+        of idf x (k1 + 1) (the term-frequency part saturates at k1 + 1). A word no document
+        contains counts with the largest idf there is, log((N + 0.5) / 0.5): a question whose
+        rare words are absent from the corpus is about something else. What decides refusal
+        while there is no dense index (retrievers.hybrid.refuses_lexical)."""
+        counts = Counter(self.tokenize(query))
+        if not counts:
+            return 0.0
+        idf = self.idf()
+        unseen = float(np.log(self.size + 0.5) - np.log(0.5))
+        ceiling = (k1 + 1) * sum(
+            n * (float(idf[self.vocab[t]]) if t in self.vocab else unseen)
+            for t, n in counts.items()
+        )
+        scores = self.term_scores(query)
+        if mask is not None:
+            scores = np.where(mask, scores, 0.0)
+        best = float(scores.max()) if scores.size else 0.0
+        return max(0.0, min(1.0, best / ceiling)) if ceiling > 0 else 0.0
 
     def search(self, query: str, k: int, mask: np.ndarray | None = None) -> list[tuple[int, float]]:
         """Top ``k`` (row, score) with a positive score, among rows where ``mask`` is True."""

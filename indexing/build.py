@@ -25,6 +25,7 @@ from indexing.bm25 import BM25Index
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.heap import release_freed_memory
+from indexing.progress import ProgressWriter, wait_until_released
 from indexing.store import (
     DamagedIndexError,
     IndexMissingError,
@@ -74,7 +75,7 @@ def read_article_hashes(folder: Path) -> dict[str, str]:
     return dict(zip(cols["pmid"], cols["content_hash"], strict=True))
 
 
-def _write_chunks(folder: Path, chunks: Sequence[Chunk]) -> None:
+def write_chunks(folder: Path, chunks: Sequence[Chunk]) -> None:
     table = pa.table(
         {
             "chunk_id": [c.chunk_id for c in chunks],
@@ -87,7 +88,7 @@ def _write_chunks(folder: Path, chunks: Sequence[Chunk]) -> None:
     pq.write_table(table, folder / "chunks.parquet")
 
 
-def _write_articles(folder: Path, hashes: dict[str, str]) -> None:
+def write_articles(folder: Path, hashes: dict[str, str]) -> None:
     pq.write_table(
         pa.table({"pmid": list(hashes), "content_hash": list(hashes.values())}),
         folder / "articles.parquet",
@@ -95,22 +96,35 @@ def _write_articles(folder: Path, hashes: dict[str, str]) -> None:
 
 
 def _embed_resumable(
-    embedder: Embedder, chunks: Sequence[Chunk], cache: ShardCache, show_progress: bool
+    embedder: Embedder,
+    chunks: Sequence[Chunk],
+    cache: ShardCache,
+    show_progress: bool,
+    progress: ProgressWriter | None = None,
 ) -> tuple[np.ndarray, int]:
-    """The chunks' vectors, and how many of them came from an interrupted build's shards."""
+    """The chunks' vectors, and how many of them came from an interrupted build's shards.
+    ``progress`` (the chat's "semantic index: 45%") counts every chunk done."""
     texts = [c.search_text for c in chunks]
     out = np.zeros((len(texts), embedder.dimension), dtype=np.float32)
     resumed = 0
     bar = tqdm(total=len(texts), desc="embedding chunks", unit="chunk", disable=not show_progress)
+
+    def step(n: int) -> None:
+        bar.update(n)
+        if progress is not None:
+            progress.advance(n)
+
     for start in range(0, len(texts), SHARD_ROWS):
         stop = min(start + SHARD_ROWS, len(texts))
         cached = cache.get(start, stop - start)
         if cached is None:
-            cached = embedder.encode(texts[start:stop], progress=bar.update)
+            cached = embedder.encode(texts[start:stop], progress=step)
             cache.put(start, cached)
             release_freed_memory()
         else:
             bar.update(stop - start)
+            if progress is not None:
+                progress.advance(stop - start, resumed=True)
             resumed += stop - start
         out[start:stop] = cached
     bar.close()
@@ -138,7 +152,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
         folder, manifest = open_current(cfg, verify=False)
     except IndexMissingError:
         return None
-    if manifest.embedding_backend != cfg.index.embedding_backend:
+    if not manifest.dense_ready or manifest.embedding_backend != cfg.index.embedding_backend:
         return None
     try:
         verify_build(folder, manifest, complete=False)  # a damaged build's vectors are not reused
@@ -165,7 +179,8 @@ def build_index(
 ) -> Manifest:
     """Index ``articles`` and publish them; with ``reuse``, unchanged PMIDs keep their vectors.
 
-    With ``if_missing``, an index that another process finished meanwhile is returned as is.
+    With ``if_missing``, a complete index that another process finished meanwhile is returned
+    as is (a lexical-only one, ``dense: pending``, is not complete).
     ``embedding_backend: auto`` is decided first (measured, or this CPU's cached decision) and
     the decision, with the measured rates, goes to ``report``; the manifest records the backend.
     """
@@ -174,7 +189,9 @@ def build_index(
     with location(cfg).lock():
         if if_missing:
             try:
-                return open_current(cfg)[1]
+                manifest = open_current(cfg)[1]
+                if manifest.dense_ready:
+                    return manifest
             except IndexMissingError:
                 pass
         return _build_locked(
@@ -217,7 +234,15 @@ def _build_locked(
         tqdm(to_embed, desc="chunking", unit="article", disable=not show_progress)
     )
     cache = ShardCache(loc.work, _plan_key(cfg, new_chunks))
-    new_vectors, resumed = _embed_resumable(embedder, new_chunks, cache, show_progress)
+    saved = cache.saved_rows(len(new_chunks), SHARD_ROWS)
+    if saved and report is not None:
+        report(f"resuming an interrupted build: {saved} of {len(new_chunks)} chunk embeddings "
+               f"already computed ({loc.work})")
+    progress = ProgressWriter(loc.progress, len(new_chunks))
+    progress.flush()
+    wait_until_released()  # a test seam: holds the build only while $PUBMED_ASSISTANT_HOLD_DENSE
+    progress.restart_clock()
+    new_vectors, resumed = _embed_resumable(embedder, new_chunks, cache, show_progress, progress)
     if resumed and report is not None:
         report(f"resumed an interrupted build: {resumed} of {len(new_chunks)} chunk embeddings "
                f"reused from {loc.work}")
@@ -250,8 +275,8 @@ def _build_locked(
     release_freed_memory()
 
     build_dir = new_build_dir(loc)
-    _write_chunks(build_dir, chunks)
-    _write_articles(build_dir, hashes)
+    write_chunks(build_dir, chunks)
+    write_articles(build_dir, hashes)
     dense = faiss.IndexFlatIP(embedder.dimension)
     dense.add(vectors)
     faiss.write_index(dense, str(build_dir / "dense.faiss"))

@@ -9,7 +9,12 @@ Layout under ``<index.dir>``::
                            dense.faiss       FAISS index (faiss' own binary format)
                            bm25.npz          BM25 term weights (scipy sparse, loaded without pickle)
                            bm25_vocab.json
-    <name>.work/      embeddings of an unfinished build, reused when the build is run again
+    <name>.work/      embeddings of an unfinished build, reused when the build is run again,
+                      and its progress.json (chunks embedded of all, rate; indexing.progress)
+
+A build may be published lexical-only (``Manifest.dense == "pending"``: no dense.faiss) so that
+the chat can start on BM25 while the dense index is embedded; the full build replaces it with the
+same atomic swap.
 
 A build killed at any point leaves the previous build (the symlink's target) untouched.
 """
@@ -26,6 +31,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
@@ -34,7 +40,8 @@ from settings.errors import IndexMissingError
 
 FORMAT_VERSION = 1
 MANIFEST = "manifest.json"
-DATA_FILES = ("chunks.parquet", "articles.parquet", "dense.faiss", "bm25.npz", "bm25_vocab.json")
+DENSE_FILE = "dense.faiss"
+DATA_FILES = ("chunks.parquet", "articles.parquet", DENSE_FILE, "bm25.npz", "bm25_vocab.json")
 PHRASE_FILES = ("bm25_pairs.npz", "bm25_pair_keys.npy")
 HOW_TO_BUILD = "build it with `make run` or `.venv/bin/python -m app index build`"
 DAMAGED = "damaged index: rebuild with `python -m app index build`"
@@ -73,6 +80,9 @@ class Manifest(BaseModel):
     build_seconds: float = 0.0
     reused_articles: int = 0
     embedded_articles: int = 0
+    # "pending": a lexical-only build (BM25 and chunks, no dense.faiss) published so the chat
+    # can start while the dense index is embedded; "ready": the full build
+    dense: Literal["ready", "pending"] = "ready"
     file_sha256: dict[str, str] = Field(default_factory=dict)
     # sha256 of this manifest's own content (every other field), so an edit of it is caught
     manifest_sha256: str = ""
@@ -81,8 +91,14 @@ class Manifest(BaseModel):
         return self.model_dump(exclude={"file_sha256", "corpus_files", "manifest_sha256"})
 
     def required_files(self) -> tuple[str, ...]:
-        """The files a build of these settings must have (phrase pairs when it was built so)."""
-        return DATA_FILES + (PHRASE_FILES if self.bm25_settings.get("phrases") else ())
+        """The files a build of these settings must have (phrase pairs when it was built so; no
+        dense.faiss while the dense index is pending)."""
+        data = DATA_FILES if self.dense_ready else tuple(f for f in DATA_FILES if f != DENSE_FILE)
+        return data + (PHRASE_FILES if self.bm25_settings.get("phrases") else ())
+
+    @property
+    def dense_ready(self) -> bool:
+        return self.dense == "ready"
 
 
 def manifest_digest(data: dict) -> str:
@@ -118,6 +134,11 @@ class IndexLocation:
     @property
     def work(self) -> Path:
         return self.root / f"{self.name}.work"
+
+    @property
+    def progress(self) -> Path:
+        """The running build's progress file (written by indexing.progress)."""
+        return self.work / "progress.json"
 
     @contextlib.contextmanager
     def lock(self):
@@ -297,6 +318,11 @@ class ShardCache:
         except (ValueError, OSError):
             return None
         return arr if arr.shape[0] == rows else None
+
+    def saved_rows(self, total: int, shard_rows: int) -> int:
+        """How many of ``total`` rows already have a saved shard (not loaded: counted)."""
+        return sum(min(shard_rows, total - start) for start in range(0, total, shard_rows)
+                   if self._path(start).is_file())
 
     def put(self, start: int, vectors: np.ndarray) -> None:
         tmp = self.folder / f".tmp-{start}.npy"

@@ -20,7 +20,7 @@ from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
-from indexing.store import Manifest, check_counts, open_current
+from indexing.store import DENSE_FILE, Manifest, check_counts, open_current
 from retrievers.filters import Filters
 
 
@@ -44,6 +44,7 @@ class SearchBackend(Protocol):
         where an abstract's conclusion is)."""
 
 
+
 def identity_relevance(score: float) -> float:
     """Vectors are L2-normalised and the index is inner-product: the raw score IS the cosine.
 
@@ -54,31 +55,42 @@ def identity_relevance(score: float) -> float:
 
 
 class FaissBM25Backend:
-    """FAISS (exact inner product over normalised vectors) + sparse BM25, loaded from disk."""
+    """FAISS (exact inner product over normalised vectors) + sparse BM25, loaded from disk.
 
-    def __init__(self, cfg, embedder: Embedder | None = None) -> None:
+    A lexical-only build (manifest ``dense: pending``), or ``load_dense=False``, loads BM25
+    alone: ``dense_ready`` is False, ``dense_search`` finds nothing and no query embedder is
+    loaded (``embedder`` None)."""
+
+    def __init__(self, cfg, embedder: Embedder | None = None, *, load_dense: bool = True) -> None:
         folder, self.manifest = open_current(cfg)
-        # auto: queries are embedded as the index's vectors were (the manifest's backend)
-        backend = query_backend(cfg, self.manifest.embedding_backend)
-        self.embedder = embedder or build_embedder(cfg, backend=backend)
+        self.folder = folder
+        self.dense_ready = self.manifest.dense_ready and load_dense
+        self.k1 = float(self.manifest.bm25_settings.get("k1", cfg.retrieval.bm25.k1))
         stored = read_chunks(folder)
         self.docs = [
             Document(page_content=text, metadata=meta, id=cid)
             for cid, text, meta in zip(stored.chunk_ids, stored.texts, stored.metadata, strict=True)
         ]
-        index = faiss.read_index(str(folder / "dense.faiss"))
-        self.vectorstore = FAISS(
-            embedding_function=self.embedder,
-            index=index,
-            docstore=InMemoryDocstore({d.id: d for d in self.docs}),
-            index_to_docstore_id=dict(enumerate(stored.chunk_ids)),
-            distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
-            relevance_score_fn=identity_relevance,
-        )
         self.bm25 = BM25Index.load(folder, phrase_weight=cfg.retrieval.bm25.phrase_weight)
-        sizes = {"chunk table": len(self.docs), "dense": index.ntotal, "BM25": self.bm25.size}
+        sizes = {"chunk table": len(self.docs), "BM25": self.bm25.size}
         if self.bm25.phrases is not None:
             sizes["BM25 phrase"] = self.bm25.phrases.size
+        self.embedder: Embedder | None = embedder
+        self.vectorstore: FAISS | None = None
+        if self.dense_ready:
+            # auto: queries are embedded as the index's vectors were (the manifest's backend)
+            backend = query_backend(cfg, self.manifest.embedding_backend)
+            self.embedder = embedder or build_embedder(cfg, backend=backend)
+            index = faiss.read_index(str(folder / DENSE_FILE))
+            self.vectorstore = FAISS(
+                embedding_function=self.embedder,
+                index=index,
+                docstore=InMemoryDocstore({d.id: d for d in self.docs}),
+                index_to_docstore_id=dict(enumerate(stored.chunk_ids)),
+                distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
+                relevance_score_fn=identity_relevance,
+            )
+            sizes["dense"] = index.ntotal
         check_counts(folder, self.manifest, **sizes)
         self.years = np.array([m.get("year") or -1 for m in stored.metadata], dtype=np.int32)
         self._rows_by_pmid: dict[str, list[int]] | None = None
@@ -115,11 +127,19 @@ class FaissBM25Backend:
         hits = self.bm25.search(query, k, self._mask(filters))
         return [_with_score(self.docs[row], score) for row, score in hits]
 
+    def bm25_relevance(self, query: str, filters: Filters) -> float:
+        """The best matching chunk's BM25 score over the query's highest possible score, in
+        [0, 1] (:meth:`indexing.bm25.BM25Index.relevance`): refusal without a dense index."""
+        mask = self._mask(filters)
+        if mask is not None and not mask.any():
+            return 0.0
+        return self.bm25.relevance(query, self.k1, mask)
+
     def dense_search(
         self, query: str, k: int, threshold: float, filters: Filters
     ) -> list[Document]:
         mask = self._mask(filters)
-        if mask is not None and not mask.any():
+        if self.vectorstore is None or (mask is not None and not mask.any()):
             return []
         # Over-fetch: several chunks may belong to one article, and a filter may reject many.
         fetch_k = self.size if mask is not None else min(self.size, 4 * k)

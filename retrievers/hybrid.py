@@ -8,6 +8,11 @@ The patch (on both the sync and async paths):
 - fusion is per PMID and each result carries the fused score, each retriever's rank and score,
   and a confidence in [0, 1].
 Filters parsed from the question ("after 2020", "by Deary") are applied inside both retrievers.
+
+While the index has no dense part yet (a lexical-only build, ``dense_ready`` False: the chat's
+first minutes after ``make run``), retrieval is BM25 alone and the refusal is lexical
+(:func:`refuses_lexical`). Each retrieval searches one snapshot of the backend (a
+:class:`~retrievers.live.LiveIndex` swaps in a newly published build between questions).
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ from retrievers.keywords import keyword_query
 NAMES = ("bm25", "dense")
 # Cosine at which the dense half of the confidence saturates (MiniLM rarely exceeds it).
 COSINE_FULL_CONFIDENCE = 0.75
+# BM25 relevance (best score / highest possible) at which the lexical half saturates
+LEXICAL_FULL_CONFIDENCE = 0.5
 
 
 def refuses(best_cosine: float | None, threshold: float) -> bool:
@@ -46,6 +53,19 @@ def refuses(best_cosine: float | None, threshold: float) -> bool:
     ``retrieval.score_threshold``; with none kept, BM25's hits are dropped too, so an off-topic
     question is refused without calling the LLM."""
     return best_cosine is None or best_cosine < threshold
+
+
+def refuses_lexical(relevance: float, threshold: float) -> bool:
+    """The refusal without a dense index: the best BM25 match covers less than ``threshold`` of
+    the highest score the question's words could reach (``retrieval.bm25.refusal_threshold``;
+    :meth:`indexing.bm25.BM25Index.relevance`, measured in README "Refusal before the semantic
+    index exists")."""
+    return relevance < threshold
+
+
+def dense_ready(backend: Any) -> bool:
+    """Whether ``backend`` can search its dense index (a backend that does not say can)."""
+    return bool(getattr(backend, "dense_ready", True))
 
 
 class Retrieval(BaseModel):
@@ -67,8 +87,12 @@ class _BackendRetriever(BaseRetriever):
     k: int = 20
     filters: Filters = Field(default_factory=Filters)
 
-    def bound(self, filters: Filters) -> _BackendRetriever:
-        return self.model_copy(update={"filters": filters})
+    def bound(self, filters: Filters, backend: Any = None) -> _BackendRetriever:
+        """A copy searching with ``filters`` (and ``backend``: one snapshot per retrieval)."""
+        update: dict[str, Any] = {"filters": filters}
+        if backend is not None:
+            update["backend"] = backend
+        return self.model_copy(update=update)
 
 
 class BM25ChunkRetriever(_BackendRetriever):
@@ -105,6 +129,7 @@ class HybridRetriever(EnsembleRetriever):
     k: int = 20
     topk: int = 3
     parse_filters: bool = True
+    lexical_threshold: float = 0.0  # retrieval.bm25.refusal_threshold (no dense index yet)
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
@@ -122,6 +147,7 @@ class HybridRetriever(EnsembleRetriever):
             k=r.k,
             topk=r.topk_rrf,
             id_key="pmid",
+            lexical_threshold=r.bm25.refusal_threshold,
         )
 
     # -- public API -----------------------------------------------------------------------------
@@ -134,8 +160,15 @@ class HybridRetriever(EnsembleRetriever):
         config: RunnableConfig | None = None,
     ) -> Retrieval:
         query, filters = self._prepare(question, filters)
+        backend = self.snapshot()
+        if not dense_ready(backend):
+            docs = self.retrievers[0].bound(filters, backend).invoke(  # type: ignore[union-attr]
+                query, patch_config(config, run_name=NAMES[0]))
+            documents = self.fuse_lexical(docs, backend.bm25_relevance(query, filters), k)
+            return Retrieval(documents=documents, filters=filters, query=query)
         lists = [
-            r.bound(filters).invoke(query, patch_config(config, run_name=name))
+            r.bound(filters, backend).invoke(  # type: ignore[union-attr]
+                query, patch_config(config, run_name=name))
             for r, name in zip(self.retrievers, NAMES, strict=True)
         ]
         return Retrieval(documents=self.fuse(lists, k), filters=filters, query=query)
@@ -149,13 +182,33 @@ class HybridRetriever(EnsembleRetriever):
         config: RunnableConfig | None = None,
     ) -> Retrieval:
         query, filters = self._prepare(question, filters)
+        backend = self.snapshot()
+        if not dense_ready(backend):
+            docs = await self.retrievers[0].bound(filters, backend).ainvoke(  # type: ignore[union-attr]
+                query, patch_config(config, run_name=NAMES[0]))
+            documents = self.fuse_lexical(docs, backend.bm25_relevance(query, filters), k)
+            return Retrieval(documents=documents, filters=filters, query=query)
         lists = await asyncio.gather(
             *[
-                r.bound(filters).ainvoke(query, patch_config(config, run_name=name))
+                r.bound(filters, backend).ainvoke(  # type: ignore[union-attr]
+                    query, patch_config(config, run_name=name))
                 for r, name in zip(self.retrievers, NAMES, strict=True)
             ]
         )
         return Retrieval(documents=self.fuse(list(lists), k), filters=filters, query=query)
+
+    def snapshot(self) -> Any:
+        """The search backend for one retrieval (a live index's build of the moment)."""
+        backend = self.retrievers[0].backend  # type: ignore[union-attr]
+        take = getattr(backend, "snapshot", None)
+        return take() if callable(take) else backend
+
+    @property
+    def hybrid(self) -> bool:
+        """Whether the build loaded now has a dense index (False while it is still being built);
+        a newly published build is loaded by the next search, not here."""
+        backend = self.retrievers[0].backend  # type: ignore[union-attr]
+        return dense_ready(getattr(backend, "loaded", backend))
 
     def article_chunks(self, pmid: str) -> list[Document]:
         """Every chunk of one article, in chunk order (from the search backend both halves
@@ -217,6 +270,27 @@ class HybridRetriever(EnsembleRetriever):
                 [bm25, dense], c=self.c, weights=self.weights, names=NAMES, key="pmid"
             )
         return [self._annotate(doc, bm25, dense) for doc in fused[: k or self.topk]]
+
+    def fuse_lexical(self, docs: list[Document], relevance: float,
+                     k: int | None = None) -> list[Document]:
+        """BM25 alone (no dense index yet): refused below the lexical threshold, else its top
+        articles, annotated as :meth:`fuse` annotates (dense scores and ranks None)."""
+        bm25 = best_chunk_per_article(docs)
+        if refuses_lexical(relevance, self.lexical_threshold):
+            return []
+        ranked = reciprocal_rank_fusion(
+            [bm25, []], c=self.c, weights=self.weights, names=NAMES, key="pmid")
+        top = float(bm25[0].metadata["score"]) if bm25 else 0.0
+        out = []
+        for doc in ranked[: k or self.topk]:
+            annotated = self._annotate(doc, bm25, [])
+            share = float(doc.metadata["score"]) / top if top > 0 else 0.0
+            span = max(LEXICAL_FULL_CONFIDENCE - self.lexical_threshold, 1e-6)
+            lexical_part = min(1.0, max(0.0, (relevance * share - self.lexical_threshold) / span))
+            fused_part = 2 * annotated.metadata["confidence"]  # its dense half is 0 here
+            annotated.metadata["confidence"] = round(0.5 * fused_part + 0.5 * lexical_part, 4)
+            out.append(annotated)
+        return out
 
     def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document]) -> Document:
         pmid = doc.metadata["pmid"]

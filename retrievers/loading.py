@@ -13,9 +13,11 @@ def load_backend(cfg):  # Config -> SearchBackend
         from retrievers.milvus_backend import MilvusBackend  # optional engine
 
         return MilvusBackend(cfg)
-    from retrievers.backend import FaissBM25Backend
+    from retrievers.live import LiveIndex
 
-    return FaissBM25Backend(cfg)
+    # follows the published build: a lexical-only one switches to hybrid when the dense index
+    # is published (retrievers.live)
+    return LiveIndex(cfg)
 
 
 def load_retriever(cfg, backend=None) -> HybridRetriever:

@@ -85,6 +85,9 @@ class BM25Config(_Section):
     phrase_weight: float = Field(
         0.1, ge=0, description="weight of word-pair (phrase) BM25 added to the word score"
     )
+    # While the dense index is still being built: refuse when the best BM25 match reaches less
+    # than this share of the question's highest possible score (measured: README)
+    refusal_threshold: float = Field(0.343, ge=0, le=1)
 
 
 class MilvusConfig(_Section):

@@ -38,6 +38,7 @@ INDEX_CODE = [
     "indexing/embeddings.py",
     "indexing/heap.py",
     "indexing/store.py",
+    "indexing/progress.py",
     "ingest/models.py",
     "settings/errors.py",
 ]

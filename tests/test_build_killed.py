@@ -34,6 +34,7 @@ from tests.test_cli_paths import pmid, real_records, write_xml
 ARTICLES = 20
 SHARD_ROWS = 6  # chunks per embedding shard in these builds (the product's default is 1024)
 RESUMED = re.compile(r"resumed an interrupted build: (\d+) of (\d+) chunk embeddings reused")
+RESUMING = re.compile(r"resuming an interrupted build: (\d+) of \d+ chunk embeddings already")
 TITLE = re.compile(rb"<ArticleTitle>(.*?)</ArticleTitle>", re.DOTALL)
 
 
@@ -169,6 +170,10 @@ def test_a_build_killed_mid_embedding_then_mid_publish_resumes_to_the_same_index
     assert resumed, f"the second run did not resume the killed one's embeddings:\n{out.stderr}"
     assert int(resumed.group(1)) >= min(done * SHARD_ROWS, total)
     assert int(resumed.group(2)) == total
+    # said before embedding starts too (what the chat's background build log shows at once)
+    resuming = RESUMING.search(out.stderr)
+    assert resuming and int(resuming.group(1)) == int(resumed.group(1)), out.stderr
+    assert out.stderr.index(resuming.group(0)) < out.stderr.index(resumed.group(0))
     assert [p.name for p in (root / "pubmed.builds").iterdir() if (p / "manifest.json").is_file()]
     assert visible_state(cfg_file) is None  # written, but never published
 

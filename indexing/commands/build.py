@@ -21,6 +21,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="when no corpus file is found, download corpus.fetch.query from PubMed first "
         "(what `make run` does; without it a missing corpus is an error)",
     )
+    parser.add_argument(
+        "--dense-later",
+        action="store_true",
+        help="when there is no index, publish the BM25 index only (well under a minute) and "
+        "leave the dense index to the chat, which embeds it in the background (what `make run` "
+        "does); an existing index is reused or updated as with --if-needed",
+    )
 
 
 def run(cfg, args: argparse.Namespace) -> int:

@@ -11,6 +11,9 @@ from collections.abc import Callable
 from indexing.store import IndexMissingError, open_current
 from settings.errors import UserFacingError
 
+SEMANTIC_LATER = ("the semantic (dense) index is built in the background once the chat starts "
+                  "(`python -m app serve`), or all at once by `python -m app index build`")
+
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print the manifest as JSON")
@@ -18,7 +21,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def index_state(cfg, checksum: str) -> str:
-    """'current', 'stale' (corpus changed; settings match) or 'missing' (absent or incompatible)."""
+    """'current', 'stale' (corpus changed; settings match), 'pending' (a lexical-only build of
+    this corpus: its dense index is still to be embedded) or 'missing' (absent or incompatible)."""
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import milvus_index_state
 
@@ -31,6 +35,9 @@ def index_state(cfg, checksum: str) -> str:
     from indexing.build import bm25_build_settings
 
     bm25 = bm25_build_settings(cfg)
+    if not manifest.dense_ready:  # no vectors to reuse: the same corpus is pending, else rebuild
+        same = manifest.corpus_checksum == checksum and manifest.bm25_settings == bm25
+        return "pending" if same else "missing"
     wanted = wanted_backend(cfg, manifest.embedding_backend)
     if manifest.embedding_backend != wanted or manifest.bm25_settings != bm25:
         return "stale"
@@ -66,10 +73,19 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
     # Downloading is never a side effect of indexing: only `--fetch-if-empty` (make run) or
     # `python -m app ingest --fetch` starts one.
     files = ensure_corpus(cfg) if getattr(args, "fetch_if_empty", False) else find_corpus_files(cfg)
-    if getattr(args, "if_needed", False):
+    # --dense-later (make run): a missing index is published lexical-only, the chat embeds the rest
+    dense_later = getattr(args, "dense_later", False) and cfg.retrieval.backend == "faiss"
+    state = "missing"
+    checked = getattr(args, "if_needed", False) or dense_later
+    if checked:
         from ingest.corpus import corpus_checksum
 
         state = index_state(cfg, corpus_checksum(files))
+        if state == "pending" and dense_later:
+            manifest = current_manifest(cfg)
+            _print(args, manifest, f"BM25 index is up to date ({manifest.articles} articles, "
+                   f"{manifest.chunks} chunks); {SEMANTIC_LATER}")
+            return 0
         if state == "current":
             manifest = current_manifest(cfg)
             _print(
@@ -92,6 +108,20 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
             f"replaced, {len(report.bad_records)} unreadable records)",
             flush=True,
         )
+    if dense_later and state in ("missing", "pending"):
+        from indexing.lexical import build_lexical_index
+
+        manifest = build_lexical_index(
+            cfg, corpus.articles, corpus_checksum=report.checksum,
+            corpus_files=[str(f) for f in files], dropped_short=report.dropped_short,
+            bad_records=len(report.bad_records),
+        )  # fmt: skip
+        _print(args, manifest, f"BM25 index of {manifest.articles} articles ({manifest.chunks} "
+               f"chunks) ready in {time.perf_counter() - started:.1f} s; {SEMANTIC_LATER}")
+        return 0
+    if checked and cfg.retrieval.backend == "faiss":
+        # another process (the chat's background build) may finish it while this one waits
+        extra["if_missing"] = state in ("missing", "pending")
     manifest = build_index(
         cfg,
         corpus.articles,
