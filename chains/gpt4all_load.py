@@ -20,6 +20,15 @@ from settings.config import LLMConfig
 from settings.errors import ModelLoadError
 
 
+def default_threads() -> int:
+    """All usable cores but one, at most 4: llama.cpp's threads spin-wait at every barrier, so
+    when another process wants a core (the embedder, the browser, a build) a generation on every
+    core collapses (README "GPT4All backend": 2 threads decoded 0.4 tokens/s at load 5, 1 thread
+    17.9). Beyond 4 threads a 135M model gains little."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(4, (cores or 1) - 1))
+
+
 @contextlib.contextmanager
 def captured_stderr_fd() -> Iterator[list[str]]:
     """Everything written to file descriptor 2 (C code included) inside the block."""
@@ -113,8 +122,7 @@ def load_gpt4all(llm: LLMConfig, loc, root: Path | None, *, packaged: bool):  # 
             f"gpt4all could not load {prepared.path}: {reason} "
             f"({load_failure_fix(reason, prepared.path)})"
         )
-    if llm.n_threads:
-        client.model.set_thread_count(llm.n_threads)
+    client.model.set_thread_count(llm.n_threads or default_threads())
     return GPT4AllChatModel(
         client=client,
         tokenizer=_tokenizer(source, cache_dir),

@@ -163,7 +163,9 @@ class LLMConfig(_Section):
     timeout_s: float = Field(
         180, gt=0, description="time limit of one answer; the answer stops there with a note"
     )
-    n_threads: int | None = Field(None, ge=1, description="gpt4all CPU threads")
+    n_threads: int | None = Field(
+        None, ge=1, description="gpt4all CPU threads (default: the usable cores but one, 1 to 4)"
+    )
     n_batch: int = Field(128, ge=1, description="gpt4all: prompt tokens evaluated per batch")
     gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
     openai_base_url: str | None = None

@@ -1,6 +1,7 @@
-"""The chat with ``llm.backend: gpt4all`` (the only edit to the config): the packaged SmolLM2
-GGUF through gpt4all's llama.cpp, driven by Debian's Chromium. Answers stream, cite their
-sources, and the server log shows the gpt4all model answered."""
+"""The LLM swap in the chat: ``llm.backend`` is the only edit to the config, ``gpt4all`` (the
+packaged SmolLM2 GGUF through gpt4all's llama.cpp, cfg.yaml's default) or ``huggingface`` (the
+same model through transformers), driven by Debian's Chromium. Answers stream, cite their
+sources, and the server log shows which model answered."""
 
 from __future__ import annotations
 
@@ -33,19 +34,28 @@ pytestmark = [
 QUESTION = "What role do mitochondria play in lace plant leaves during programmed cell death?"
 
 
-@pytest.fixture(scope="module")
-def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+MODEL_CLASS = {"gpt4all": "GPT4AllChatModel", "huggingface": "LocalHFChatModel"}
+
+
+@pytest.fixture(scope="module", params=sorted(MODEL_CLASS))
+def server(
+    request: pytest.FixtureRequest, small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Server, str]]:
     require_chromium()
-    folder = tmp_path_factory.mktemp("ui_gpt4all")
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", {"llm": {"backend": "gpt4all"}})
+    folder = tmp_path_factory.mktemp(f"ui_{request.param}")
+    edit = {"llm": {"backend": request.param}}
+    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", edit)
     args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
     with running_server(args, folder / "server.log") as srv:
-        yield srv
+        yield srv, request.param
 
 
-def test_gpt4all_backend_streams_cited_answers_in_the_chat(server: Server) -> None:
+def test_the_configured_backend_streams_cited_answers_in_the_chat(
+    server: tuple[Server, str],
+) -> None:
+    srv, backend = server
     with chromium() as browser:
-        chat = ChatPage(browser, server.url).open()
+        chat = ChatPage(browser, srv.url).open()
         try:
             answer = chat.ask(QUESTION)
             text = answer.inner_text()
@@ -53,10 +63,11 @@ def test_gpt4all_backend_streams_cited_answers_in_the_chat(server: Server) -> No
             assert re.search(r"\[\d\]", shown) or answer.locator("a.element-link").count(), text
             assert chat.source_links(answer) and "Mode: plain" in text
             assert chat.partials(), "nothing was streamed"
-            chat.screenshot("ui_gpt4all_answer.png")
+            chat.screenshot(f"ui_{backend}_answer.png")
         finally:
             chat.close()
-    log = server.log()
-    assert "language model loaded: GPT4AllChatModel (llm.backend: gpt4all)" in log, log[-2000:]
+    log = srv.log()
+    loaded = f"language model loaded: {MODEL_CLASS[backend]} (llm.backend: {backend})"
+    assert loaded in log, log[-2000:]
     answered = re.findall(r"answered in plain mode: \d+ sources, style=(\w+)", log)
     assert answered and answered[0] in ("generative", "extractive"), log[-2000:]
