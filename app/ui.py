@@ -217,6 +217,8 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
                 elif isinstance(event, DoneEvent):
                     result = event.result
     except asyncio.CancelledError:
+        log.info("answer cancelled (stop button or closed tab) after %d characters shown",
+                 len(msg.content))
         if msg.content:
             msg.content += "\n\n*Stopped.*"
             await msg.update()
