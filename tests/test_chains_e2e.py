@@ -112,6 +112,35 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     _check_citations(r)
 
 
+def test_with_llm_rewrites_on_the_real_models_rewrite_is_searched(
+    e2e_cfg: Config, small_retriever
+) -> None:
+    """chains.rewrite_with_llm: true, a clear follow-up after a real first answer: the real 135M
+    model's standalone rewrite passes the guard, the result records the "llm" path, and that
+    rewrite (greedy, so the same when asked again) is what was searched. Without the real answer
+    in the history (history answer "Yes [1].") the model only restated the first question on
+    12 of 12 clear follow-ups, and the guard took the fallback (issue 14 report)."""
+    from chains.assistant import Assistant
+    from chains.queries import clean_rewrite, fallback_query
+    from chains.steps import make_rewrite_step
+
+    chains_cfg = e2e_cfg.chains.model_copy(update={"rewrite_with_llm": True})
+    a = Assistant.from_config(e2e_cfg.model_copy(update={"chains": chains_cfg}),
+                              retriever=small_retriever)
+    first = a.ask(ADHD_Q, mode="conversational")
+    history = [(ADHD_Q, first.answer)]
+    guarded = make_rewrite_step(lambda: a.llm, a.prompts.rewrite).invoke(
+        {"question": "and in children?", "history": history})
+    r = a.ask("and in children?", mode="conversational", history=history)
+    assert r.rewrite == "llm" and not guarded["fallback"], guarded
+    model_wrote = clean_rewrite(guarded["raw"])
+    assert r.searched_question == guarded["question"] == model_wrote  # the model's words searched
+    assert r.searched_question != fallback_query("and in children?", [ADHD_Q])
+    assert re.search(r"child", model_wrote, re.I) and _about_adhd(model_wrote), model_wrote
+    assert not r.refused and r.sources
+    _check_citations(r)
+
+
 def _key(text: str) -> str:
     return " ".join(text.lower().split()).rstrip("?.")
 
