@@ -17,6 +17,8 @@ MODE_LABELS = {
     "multi-query": "Multi-query (several searches)",
 }
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
+EMPTY_QUESTION_TEXT = ("Please type a question: your message has no words in it. For example: "
+                       "*Is childhood intelligence associated with health in later life?*")
 LOADING_TEXT = "Loading the language model and the search index (first question only)…"
 STARTER_QUESTIONS = (
     "Is childhood intelligence associated with health in later life?",

@@ -26,6 +26,7 @@ from app.index_status import SemanticStatus, search_line, semantic_status  # noq
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
 from app.render import (  # noqa: E402
+    EMPTY_QUESTION_TEXT,
     HISTORY_LIMIT,
     LOADING_TEXT,
     MODE_LABELS,
@@ -41,7 +42,7 @@ from app.render import (  # noqa: E402
     source_line,
     sources_block,
 )
-from chains.question_checks import validate_question  # noqa: E402
+from chains.question_checks import is_blank, validate_question  # noqa: E402
 from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
 from settings.errors import UserFacingError  # noqa: E402
@@ -216,7 +217,8 @@ async def _chat_end() -> None:
 
 @cl.on_message
 async def _on_message(message: cl.Message) -> None:
-    if not (message.content or "").strip():
+    if is_blank(message.content):  # whitespace, zero-width or control characters only
+        await cl.Message(content=EMPTY_QUESTION_TEXT).send()
         return
     try:
         # length, control characters: checked before any work, with a message at once
@@ -279,6 +281,8 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
                 elif isinstance(event, DoneEvent):
                     result = event.result
     except asyncio.CancelledError:
+        log.info("answer cancelled (stop button or closed tab) after %d characters shown",
+                 len(msg.content))
         if msg.content:
             msg.content += "\n\n*Stopped.*"
             await msg.update()

@@ -10,6 +10,7 @@ prompt re-tokenisation and its fixed 60 s streamer timeout. Generation itself is
 
 from __future__ import annotations
 
+import logging
 import math
 import threading
 from collections.abc import Iterator, Sequence
@@ -24,6 +25,7 @@ from chains.capabilities import Capabilities
 from chains.streaming import StreamingChatModel, emit_chunks
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
+log = logging.getLogger(__name__)
 
 
 def to_chat_dicts(messages: Sequence[BaseMessage]) -> list[dict[str, str]]:
@@ -129,11 +131,12 @@ class LocalHFChatModel(StreamingChatModel):
         # Set when the consumer stops reading (Stop button, stop string, error): generate() then
         # ends at its next token instead of running on to max_new_tokens while holding the lock.
         cancelled = threading.Event()
+        stopper = _StopOnEvent(cancelled)
         gen_kwargs = {
             **inputs,
             **self._gen_kwargs(**kwargs),
             "streamer": streamer,
-            "stopping_criteria": _stopping_on(cancelled),
+            "stopping_criteria": stopper.as_criteria(),
         }
         errors: list[BaseException] = []
 
@@ -142,7 +145,12 @@ class LocalHFChatModel(StreamingChatModel):
 
             try:
                 with self._lock, torch.inference_mode():
-                    self.model.generate(**gen_kwargs)
+                    out = self.model.generate(**gen_kwargs)
+                # whether a reader that left early (Stop, a closed tab) really ended it
+                log.info("generation ended after %d new tokens (max_new_tokens %d): %s",
+                         int(out.shape[-1] - inputs["input_ids"].shape[-1]),
+                         gen_kwargs["max_new_tokens"],
+                         "stopped by its reader" if stopper.fired else "finished")
             except BaseException as err:  # noqa: BLE001 - re-raised in the consumer thread
                 errors.append(err)
                 streamer.end()
@@ -226,11 +234,26 @@ class LocalHFChatModel(StreamingChatModel):
         return out
 
 
-def _stopping_on(event: threading.Event) -> Any:  # a transformers StoppingCriteriaList
-    from transformers import StoppingCriteria, StoppingCriteriaList
+class _StopOnEvent:
+    """Ends generate() at its next token once ``event`` is set; ``fired`` says it did (the reader
+    stopped early) rather than the answer ending on its own."""
 
-    class _OnEvent(StoppingCriteria):
-        def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
-            return event.is_set()
+    def __init__(self, event: threading.Event) -> None:
+        self.event = event
+        self.fired = False
 
-    return StoppingCriteriaList([_OnEvent()])
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
+        if self.event.is_set():
+            self.fired = True
+        return self.fired
+
+    def as_criteria(self) -> Any:  # a transformers StoppingCriteriaList
+        from transformers import StoppingCriteria, StoppingCriteriaList
+
+        outer = self
+
+        class _OnEvent(StoppingCriteria):
+            def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> bool:
+                return outer(input_ids, scores, **kwargs)
+
+        return StoppingCriteriaList([_OnEvent()])

@@ -42,10 +42,16 @@ class QuestionError(UserFacingError):
     """A question (or history) that is refused before any work is done."""
 
 
+def is_blank(question: str | None) -> bool:
+    """No letter or digit once control characters and bidi overrides are gone: whitespace,
+    zero-width spaces, lone punctuation. Such a message is no question (the chat says so)."""
+    return not any(ch.isalnum() for ch in strip_unsafe(question or ""))
+
+
 def validate_question(question: str | None, max_chars: int) -> str:
     """The question to work on, or a :class:`QuestionError` saying what is wrong with it."""
     text = strip_unsafe(question or "").strip()
-    if not text:
+    if is_blank(text):
         raise QuestionError("the question is empty: type a question")
     if len(text) > max_chars:
         raise QuestionError(

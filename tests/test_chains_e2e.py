@@ -98,7 +98,10 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     first = assistant.ask(ADHD_Q, mode="conversational")
     r = assistant.ask("and in children?", mode="conversational", history=[(ADHD_Q, first.answer)])
     searched = r.searched_question.lower()
-    assert r.rewrite == "fused"  # as written AND in context (the 135M model does not rewrite)
+    # chains.rewrite_with_llm is off (the default): the follow-up is searched as written and in
+    # context, the previous question followed by the follow-up, and the two lists are fused
+    assert r.rewrite == "fused"
+    assert r.searched_question == f"{ADHD_Q} and in children?"
     assert re.search(r"child|pediatric|paediatric", searched), searched
     assert _about_adhd(searched), searched
     assert not r.refused and r.sources
@@ -109,11 +112,54 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     _check_citations(r)
 
 
-def test_multi_query_retrieves_with_sub_queries(assistant) -> None:
+def test_with_llm_rewrites_on_the_real_models_rewrite_is_searched(
+    e2e_cfg: Config, small_retriever
+) -> None:
+    """chains.rewrite_with_llm: true, a clear follow-up after a real first answer: the real 135M
+    model's standalone rewrite passes the guard, the result records the "llm" path, and that
+    rewrite (greedy, so the same when asked again) is what was searched. Without the real answer
+    in the history (history answer "Yes [1].") the model only restated the first question on
+    12 of 12 clear follow-ups, and the guard took the fallback (issue 14 report)."""
+    from chains.assistant import Assistant
+    from chains.queries import clean_rewrite, fallback_query
+    from chains.steps import make_rewrite_step
+
+    chains_cfg = e2e_cfg.chains.model_copy(update={"rewrite_with_llm": True})
+    a = Assistant.from_config(e2e_cfg.model_copy(update={"chains": chains_cfg}),
+                              retriever=small_retriever)
+    first = a.ask(ADHD_Q, mode="conversational")
+    history = [(ADHD_Q, first.answer)]
+    guarded = make_rewrite_step(lambda: a.llm, a.prompts.rewrite).invoke(
+        {"question": "and in children?", "history": history})
+    r = a.ask("and in children?", mode="conversational", history=history)
+    assert r.rewrite == "llm" and not guarded["fallback"], guarded
+    model_wrote = clean_rewrite(guarded["raw"])
+    assert r.searched_question == guarded["question"] == model_wrote  # the model's words searched
+    assert r.searched_question != fallback_query("and in children?", [ADHD_Q])
+    assert re.search(r"child", model_wrote, re.I) and _about_adhd(model_wrote), model_wrote
+    assert not r.refused and r.sources
+    _check_citations(r)
+
+
+def _key(text: str) -> str:
+    return " ".join(text.lower().split()).rstrip("?.")
+
+
+def test_multi_query_searches_the_models_sub_queries_and_fuses_them(assistant) -> None:
     r = assistant.ask("Which medications help with ADHD symptoms?", mode="multi-query")
     assert not r.refused and r.sources
-    assert len(r.sub_queries) <= assistant.cfg.chains.n_queries
-    assert all(q.strip() and q != r.question for q in r.sub_queries)
+    # the model's own sub-queries were searched and are recorded: some, each a new text
+    subs = r.sub_queries
+    assert 1 <= len(subs) <= assistant.cfg.chains.n_queries, subs
+    assert all(q.strip() and _key(q) != _key(r.question) for q in subs), subs
+    assert len({_key(q) for q in subs}) == len(subs), subs
+    # the sources are the RRF fusion of the question's list ("0") and the sub-queries' lists
+    # ("1"...): each source says at which rank each list found it, and some list beyond the
+    # question's own contributed
+    lists = {str(i) for i in range(len(subs) + 1)}
+    assert all(s.ranks and set(s.ranks) <= lists and "0" in s.ranks for s in r.sources), [
+        s.ranks for s in r.sources]
+    assert any(s.ranks.get(n) is not None for s in r.sources for n in lists - {"0"})
     assert any(_about_adhd(s.title + s.passage) for s in r.sources)
     _check_citations(r)
 

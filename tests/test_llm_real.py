@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
+import logging
+import re
 
 import pytest
 from langchain_core.messages import HumanMessage
@@ -34,6 +36,30 @@ def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm
     assert len(pieces) >= 2 and text.strip()
     assert "Name one symptom" not in text and "<|im_start|>" not in text
     assert short.invoke(msgs).content == text  # temperature 0 = greedy
+
+
+def test_a_reader_that_stops_early_ends_the_generation_itself(
+        real_llm, caplog: pytest.LogCaptureFixture) -> None:
+    """Stop and a closed tab close the stream: generate() must end at its next token, not run on
+    to max_new_tokens holding the model (the backend logs how each generation ended)."""
+    caplog.set_level(logging.INFO, logger="chains.hf_chat")
+    msgs = [HumanMessage("Write a long, detailed essay about the history of medicine.")]
+
+    async def read_three_pieces() -> None:
+        stream = real_llm.bind(max_new_tokens=400).astream(msgs)
+        pieces = 0
+        async for _ in stream:
+            pieces += 1
+            if pieces == 3:
+                break
+        await stream.aclose()
+
+    asyncio.run(read_three_pieces())
+    ended = [r.getMessage() for r in caplog.records if "generation ended" in r.getMessage()]
+    assert len(ended) == 1, ended
+    found = re.search(r"after (\d+) new tokens \(max_new_tokens 400\): stopped by its reader",
+                      ended[0])
+    assert found and int(found[1]) < 50, ended[0]
 
 
 def test_astream_does_not_block_the_event_loop(real_llm) -> None:

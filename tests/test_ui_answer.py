@@ -191,3 +191,21 @@ async def test_on_message_turns_failures_into_a_short_message(
     await ui._on_message(type("Msg", (), {"content": "Is IQ heritable?"})())
     errors = [d for d in emitter.of("send_step") if d.get("isError")]
     assert len(errors) == 2 and "0xdeadbeef" not in errors[1]["output"]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("content", ["", "   \n\t ", "\u200b\u200b", "\u202e\x07", "?!"])
+async def test_a_message_with_no_words_gets_a_clear_reply_and_no_search(
+        monkeypatch: pytest.MonkeyPatch, content: str) -> None:
+    emitter = new_session()
+
+    def never_loaded() -> FakeAssistant:
+        raise AssertionError("the assistant was asked to answer a blank message")
+
+    monkeypatch.setattr(ui, "BACKEND", Backend(never_loaded))
+    await ui._on_message(type("Msg", (), {"content": content})())
+    replies = [d["output"] for d in emitter.of("send_step")
+               if d.get("type") == "assistant_message"]
+    assert replies == [ui.EMPTY_QUESTION_TEXT]
+    assert not any(d.get("isError") for d in emitter.of("send_step"))
+    assert user_session.get("history") == []

@@ -7,13 +7,11 @@ One server for the module; it loads the model once at start-up. Answers are chec
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 from playwright.sync_api import expect
 
@@ -44,7 +42,7 @@ def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> It
     cfg = write_test_config(small_index_cfg, folder / "cfg.yaml",
                             {"llm": {"max_new_tokens": 48}, "answer": {"style": "auto"}})
     args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    with running_server(args, folder / "server.log", audit_log=folder / "net.log") as srv:
         yield srv
 
 
@@ -85,7 +83,7 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
     chat.screenshot("ui_answer_with_sources.png")
     step = chat.last_search_step()
     assert "Searched for:" in step and "Sources found:" in step
-    assert chat.dialogs == [] and chat.external_requests() == []
+    assert chat.dialogs == []  # (no request to another host: ChatPage.close checks it)
 
 
 def test_side_panel_shows_the_whole_abstract_with_its_evidence_in_bold(
@@ -186,16 +184,6 @@ def test_off_topic_question_is_refused(chat: ChatPage) -> None:
     assert chat.source_links(answer) == []
 
 
-def test_stop_ends_a_real_answer_and_the_next_question_is_answered(chat: ChatPage) -> None:
-    before = chat.send("Is childhood intelligence associated with adult mortality?")
-    chat.page.locator("button#step-Search").wait_for(timeout=240_000)  # generating now
-    chat.page.click("#stop-button")
-    chat.page.get_by_text("Task manually stopped.").wait_for()
-    answer = chat.ask(QUESTION)
-    assert chat.answers().count() == before + 1  # the stopped answer never finished
-    assert "Mode: plain" in answer.inner_text() and chat.source_links(answer)
-
-
 def test_model_that_fails_to_load_gives_a_friendly_message(
         browser: Any, small_index_cfg: Any, tmp_path: Path) -> None:
     cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml",
@@ -214,9 +202,8 @@ def test_model_that_fails_to_load_gives_a_friendly_message(
             chat.close()
 
 
-def test_the_server_talks_to_no_other_host(server: Server) -> None:
-    """After all the answers above, the server process has no connection off this machine."""
-    proc = psutil.Process(server.proc.pid)
-    remote = [c.raddr.ip for p in (proc, *proc.children(recursive=True))
-              for c in p.net_connections(kind="inet") if c.raddr]
-    assert all(ipaddress.ip_address(ip).is_loopback for ip in remote), remote
+def test_the_server_tries_to_reach_no_other_host(server: Server) -> None:
+    """After every answer above (model load included), the server has attempted no connection
+    and no name lookup off this machine: each attempt is recorded as it is made
+    (tests/browser/netaudit.py), so an offline machine fails this just as an online one does."""
+    assert server.remote_attempts() == []

@@ -34,10 +34,11 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     require_chromium()
-    log = tmp_path_factory.mktemp("ui_fake") / "server.log"
+    folder = tmp_path_factory.mktemp("ui_fake")
     args = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port", "{port}"]
-    with running_server(args, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
-                                        "FAKE_TOKEN_DELAY": "0.05"}) as server:
+    with running_server(args, folder / "server.log", env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
+                                                          "FAKE_TOKEN_DELAY": "0.05"},
+                        audit_log=folder / "net.log") as server:
         yield server
 
 
@@ -55,6 +56,9 @@ def chat(browser: Any, fake_server: Server) -> Iterator[ChatPage]:
 
 
 def test_served_page_loads_nothing_from_other_hosts(fake_server: Server, chat: ChatPage) -> None:
+    """The page's HTML names no other host, and (the real check) the browser, while it loads the
+    chat, its styles and fonts, and shows an answer, requests nothing from another host: every
+    request is recorded as it is made (ChatPage), whether or not this machine is online."""
     with urllib.request.urlopen(fake_server.url + "/") as resp:
         html = resp.read().decode()
     assert not re.search(r"""(?:href|src)\s*=\s*["'](?:https?:)?//""", html), html
@@ -63,7 +67,19 @@ def test_served_page_loads_nothing_from_other_hosts(fake_server: Server, chat: C
     starters = chat.page.locator("#starters button").all_inner_texts()
     assert "Does working memory training improve fluid intelligence?" in starters
     chat.ask("Does IQ predict health?")
+    assert any(u.startswith(fake_server.url) for u in chat.requests)  # the recorder records
     assert chat.external_requests() == []
+
+
+def test_a_message_with_no_words_gets_a_clear_reply(chat: ChatPage) -> None:
+    """Whitespace alone never leaves Chainlit's input box; zero-width and bidi characters do, and
+    are no question: the chat says so instead of staying silent."""
+    chat.send("\u200b \u202e")
+    reply = chat.page.get_by_text("Please type a question: your message has no words in it.")
+    reply.first.wait_for(timeout=30_000)
+    assert chat.answers().count() == 0
+    answer = chat.ask("Does IQ predict health?")  # and the chat goes on
+    assert "Sources" in answer.inner_text()
 
 
 def test_answer_streams_with_pubmed_links_and_inert_abstract_markup(chat: ChatPage) -> None:
@@ -156,3 +172,9 @@ def test_missing_index_gives_a_friendly_message_and_the_server_keeps_serving(
                 assert resp.status == 200
         finally:
             chat.close()
+
+
+def test_the_server_tries_to_reach_no_other_host(fake_server: Server) -> None:
+    """app/ui.py (with the scripted assistant) attempted no connection and no name lookup off
+    this machine while serving every test above (tests/browser/netaudit.py records attempts)."""
+    assert fake_server.remote_attempts() == []

@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
@@ -37,6 +38,10 @@ CHROMIUM_ARGS = [
 SERVER_START_TIMEOUT_S = 180  # bound on waiting for /health (a cold import of torch is slow)
 ANSWER_TIMEOUT_MS = 240_000  # bound on one answer with the real model on a busy 2-core machine
 MODE_LABEL = re.compile(r"Mode: (plain|conversational|multi-query)")
+LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
+# what the browser may not fetch (matched by Chromium itself, so local traffic is not slowed)
+NOT_LOCAL_URL = re.compile(
+    r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost)(?::\d+)?(?:[/?#]|$)|(?:data|blob|about):)")
 PUBMED_HREF = re.compile(r"^https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/$")
 
 # Records every version of the newest message's text, to see an answer grow token by token.
@@ -95,10 +100,13 @@ class Server:
     """``python -m app serve`` (or another command) in its own process group, logged to a file."""
 
     def __init__(self, args: list[str], port: int, log_path: Path,
-                 env: dict[str, str] | None = None) -> None:
+                 env: dict[str, str] | None = None, audit_log: Path | None = None) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
+        self.audit_log = audit_log
+        if audit_log is not None:  # every attempt to reach another host lands in this file
+            args = ["-m", "tests.browser.netaudit", str(audit_log), *args]
         full_env = {**os.environ, **OFFLINE_ENV, "PYTHONUNBUFFERED": "1", **(env or {})}
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
@@ -107,6 +115,13 @@ class Server:
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
+
+    def remote_attempts(self) -> list[str]:
+        """Each connection or name lookup the server made towards another host (needs
+        ``audit_log``; see tests/browser/netaudit.py)."""
+        if self.audit_log is None:
+            raise RuntimeError("this server was started without an audit log")
+        return self.audit_log.read_text(encoding="utf-8").splitlines()
 
     def wait_ready(self, timeout_s: float = SERVER_START_TIMEOUT_S) -> None:
         deadline = time.monotonic() + timeout_s
@@ -134,12 +149,13 @@ class Server:
 
 
 @contextmanager
-def running_server(args: list[str], log_path: Path,
-                   env: dict[str, str] | None = None) -> Iterator[Server]:
+def running_server(args: list[str], log_path: Path, env: dict[str, str] | None = None,
+                   audit_log: Path | None = None) -> Iterator[Server]:
     """Start ``python <args>`` (``{port}`` in an argument becomes a free port), wait until it
-    answers /health, and stop it afterwards."""
+    answers /health, and stop it afterwards. With ``audit_log``, the server's every attempt to
+    reach another host is recorded there (:meth:`Server.remote_attempts`)."""
     port = free_port()
-    server = Server([a.format(port=port) for a in args], port, log_path, env)
+    server = Server([a.format(port=port) for a in args], port, log_path, env, audit_log)
     try:
         server.wait_ready()
         yield server
@@ -159,18 +175,33 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+def is_local_url(url: str) -> bool:
+    """A URL this machine serves (127.0.0.1, localhost) or one that loads nothing (data:,
+    blob:, about:)."""
+    parts = urlsplit(url)
+    if parts.scheme in ("data", "blob", "about"):
+        return True
+    return parts.hostname in LOCAL_HOSTS
+
+
 class ChatPage:
-    """One browser tab on the chat, remembering dialogs and every request it made."""
+    """One browser tab on the chat, remembering dialogs and every request it made.
+
+    Every request of the tab's context (pages, workers, service workers) is recorded as it is
+    made; one to another host is recorded and then aborted, so the record does not depend on
+    whether this machine is online. :meth:`close` fails the test if there was any."""
 
     def __init__(self, browser: Any, base_url: str) -> None:
         self.base_url = base_url
         self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
         self.context.add_init_script(_RECORD_PARTIALS)
-        self.page = self.context.new_page()
         self.dialogs: list[str] = []
         self.requests: list[str] = []
+        self.context.on("request", lambda req: self.requests.append(req.url))
+        self.context.route(NOT_LOCAL_URL, lambda route: route.abort())
+        self.page = self.context.new_page()
         self.page.on("dialog", self._on_dialog)
-        self.page.on("request", lambda req: self.requests.append(req.url))
+        self.page.on("websocket", lambda ws: self.requests.append(ws.url))
 
     def _on_dialog(self, dialog: Any) -> None:
         self.dialogs.append(dialog.message)
@@ -186,7 +217,12 @@ class ChatPage:
         return self
 
     def close(self) -> None:
+        """Close the tab; raise if it ever asked another host for anything (unless the test is
+        already failing: that error is the one to see)."""
         self.context.close()
+        external = self.external_requests()
+        if external and sys.exc_info()[0] is None:
+            raise AssertionError(f"the page made requests to other hosts: {external}")
 
     # ---- asking ----------------------------------------------------------------------------
     def answers(self) -> Any:
@@ -249,9 +285,7 @@ class ChatPage:
         return panel
 
     def external_requests(self) -> list[str]:
-        local = ("http://127.0.0.1:", "http://localhost:", "ws://127.0.0.1:", "ws://localhost:",
-                 "data:", "blob:")
-        return [u for u in self.requests if not u.startswith(local)]
+        return [u for u in self.requests if not is_local_url(u)]
 
     def screenshot(self, name: str) -> Path:
         ARTIFACTS.mkdir(exist_ok=True)
