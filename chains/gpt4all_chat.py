@@ -15,6 +15,7 @@ What llama.cpp in gpt4all 2.8.2 does not give: token log-probabilities, so no
 from __future__ import annotations
 
 import ctypes
+import logging
 import queue
 import threading
 from collections.abc import Iterator, Sequence
@@ -32,6 +33,8 @@ from settings.errors import UserFacingError
 
 RAW_TEMPLATE = "%1%2"  # the prompt as is, and no text decoded after the reply
 _DONE = object()
+
+log = logging.getLogger(__name__)
 
 
 class GenerationError(UserFacingError):
@@ -189,9 +192,10 @@ class GPT4AllChatModel(StreamingChatModel):
         temperature = float(kwargs.get("temperature", self.temperature))
         # Set when the consumer stops reading (Stop button, closed tab, stop string, error):
         # both callbacks then return False and llama.cpp ends at its next token or batch.
-        cancelled = threading.Event()
+        cancelled = kwargs.pop("cancel_event", None) or threading.Event()
         pieces: queue.Queue[Any] = queue.Queue()
         errors: list[BaseException] = []
+        generated = [0]
 
         def on_prompt(_token_id: int) -> bool:
             return not cancelled.is_set()
@@ -202,6 +206,7 @@ class GPT4AllChatModel(StreamingChatModel):
                 return False
             if cancelled.is_set():
                 return False
+            generated[0] += 1
             pieces.put(response)
             return True
 
@@ -212,6 +217,10 @@ class GPT4AllChatModel(StreamingChatModel):
                         self._run_prompt(prompt, n_predict=n_predict, temperature=temperature,
                                          special=True, on_prompt_token=on_prompt,
                                          on_response=on_response)  # fmt: skip
+                # whether a reader that left early (Stop, a closed tab) really ended it
+                log.info("generation ended after %d new tokens (max_new_tokens %d): %s",
+                         generated[0], n_predict,
+                         "stopped by its reader" if cancelled.is_set() else "finished")
             except BaseException as err:  # noqa: BLE001 - re-raised in the consumer thread
                 errors.append(err)
             finally:

@@ -130,7 +130,7 @@ class LocalHFChatModel(StreamingChatModel):
         )
         # Set when the consumer stops reading (Stop button, stop string, error): generate() then
         # ends at its next token instead of running on to max_new_tokens while holding the lock.
-        cancelled = threading.Event()
+        cancelled = kwargs.pop("cancel_event", None) or threading.Event()
         stopper = _StopOnEvent(cancelled)
         gen_kwargs = {
             **inputs,

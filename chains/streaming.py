@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+import asyncio
+import threading
+from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
-from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.callbacks import AsyncCallbackManagerForLLMRun, CallbackManagerForLLMRun
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, AIMessageChunk, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatGenerationChunk, ChatResult
@@ -42,3 +44,26 @@ class StreamingChatModel(BaseChatModel):
     ) -> ChatResult:
         text = "".join(c.text for c in self._stream(messages, stop, run_manager, **kwargs))
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=text))])
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: AsyncCallbackManagerForLLMRun | None = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        """``_stream`` in a worker thread, told to stop the moment its async reader leaves.
+
+        LangChain's default runs ``_stream`` in a thread too, but a cancelled reader (the Stop
+        button, a closed tab) only abandons the sync generator, which runs on until it is garbage
+        collected: the model generated 191 more tokens after a Stop. Here the reader's exit sets
+        ``cancel_event``, which ``_stream`` implementations pass to the model's stop hook."""
+        cancel = threading.Event()
+        sync_manager = run_manager.get_sync() if run_manager else None
+        iterator = self._stream(messages, stop, sync_manager, cancel_event=cancel, **kwargs)
+        done = object()
+        try:
+            while (chunk := await asyncio.to_thread(next, iterator, done)) is not done:
+                yield chunk  # type: ignore[misc]
+        finally:
+            cancel.set()

@@ -4,7 +4,8 @@ button ends the generation itself, not only what the page shows.
 The server allows a long answer (``max_new_tokens`` 512, tens of seconds of generation here) and
 Stop is clicked as soon as the search step is shown, when generation starts, so the click always
 comes long before the answer could end on its own. Whether the model really stopped is read from
-the server log, where the transformers backend records how each generation ended.
+the server log, where the model backend (gpt4all or transformers) records how each generation
+ended.
 """
 
 from __future__ import annotations
