@@ -236,12 +236,15 @@ def test_fit_prompt_drops_sources_then_history_then_truncates() -> None:
     assert f.dropped_turns >= 1 and f.tokens <= 70
 
 
-def test_yes_no_question_without_scoring_model_has_no_verdict_prefix() -> None:
+def test_yes_no_question_without_scoring_model_gets_the_cues_only_verdict() -> None:
+    # the shipped calibration's fallback classifier decides for a model that cannot score (gpt4all)
     a, _, _ = make(["Stimulant medication helped children with ADHD [2]."])
     r = a.ask("Is stimulant medication helpful for children with ADHD?", mode="plain")
     n22 = next(s.n for s in r.sources if s.pmid == "22")
-    assert r.verdict is None
-    assert r.answer == f"Stimulant medication helped children with ADHD [{n22}]."
+    assert r.verdict in ("yes", "no", "maybe") and r.verdict_sources == [1]
+    assert r.answer == (
+        f"{r.verdict.capitalize()} [1]. Stimulant medication helped children with ADHD [{n22}]."
+    )
 
 
 def test_bad_mode_and_empty_question_are_user_errors() -> None:
