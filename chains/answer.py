@@ -69,6 +69,7 @@ def to_source(
         abstract=abstract or doc.page_content,
         evidence=evidence_spans(evidence or []),
         rrf_score=md.get("rrf_score"),
+        fused_score=md.get("fused_score"),
         ranks=dict(md.get("ranks") or {}),
         scores=dict(md.get("scores") or {}),
     )

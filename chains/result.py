@@ -36,7 +36,8 @@ class Source(BaseModel):
     passage: str = ""  # the retrieved chunk (what the prompt shows)
     abstract: str = ""  # the whole abstract, which ``evidence`` offsets point into
     evidence: list[EvidenceSpan] = Field(default_factory=list)  # its key findings
-    rrf_score: float | None = None
+    rrf_score: float | None = None  # fusion rrf, or several searches fused (follow-up, multi-query)
+    fused_score: float | None = None  # retrieval.fusion convex: weighted normalised scores
     ranks: dict[str, int | None] = Field(default_factory=dict)
     scores: dict[str, float | None] = Field(default_factory=dict)
 

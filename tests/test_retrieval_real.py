@@ -60,7 +60,9 @@ def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, sm
     result = evaluate_retrieval(small_index_cfg, answered, retriever=small_retriever)
     hybrid, bm25, dense = result["hybrid"], result["bm25"], result["dense"]
     assert hybrid["hit@3"] >= 0.9
-    assert hybrid["mrr"] >= max(bm25["mrr"], dense["mrr"]) - 0.02
+    # fusion never does worse than its best part (issue 15): the shipped convex fusion scores
+    # 1.000 here like BM25 alone; weighted RRF (the old default) lost a question (0.993)
+    assert hybrid["mrr"] >= max(bm25["mrr"], dense["mrr"]), (hybrid, bm25, dense)
 
 
 def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path) -> None:
