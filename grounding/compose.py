@@ -61,18 +61,27 @@ def key_findings(
     *,
     relevance_bar: float = -1.0,
     relative_floor: float = 0.0,
+    lead: Sequence[int] = (),
 ) -> list[EvidenceSentence]:
     """The best evidence sentences over all sources, by score, without repeats. After the first,
     a finding must reach the relevance bar and ``relative_floor`` of the best score, so a weak
-    sentence from an off-topic source does not pad the answer."""
+    sentence from an off-topic source does not pad the answer.
+
+    ``lead``: sources ([n]) whose best sentence reaching the relevance bar comes first, when one
+    does: the answer opens with the top-ranked article (or the one the verdict names), not with
+    another article's conclusion that the position prior happens to score higher."""
     flat = sorted((e for per in evidence for e in per), key=lambda e: -e.score)
+    best = flat[0].score if flat else 0.0
+    opening = next((e for e in flat if e.source in lead and e.similarity >= relevance_bar), None)
+    if opening is not None:
+        flat = [opening, *(e for e in flat if e is not opening)]
     seen: set[str] = set()
     out: list[EvidenceSentence] = []
     for e in flat:
         key = " ".join(e.text.lower().split())
         if key in seen:
             continue
-        if out and (e.similarity < relevance_bar or e.score < relative_floor * out[0].score):
+        if out and (e.similarity < relevance_bar or e.score < relative_floor * best):
             continue
         seen.add(key)
         out.append(e)
@@ -110,6 +119,7 @@ def compose_extractive(
         settings.extractive_findings,
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
+        lead=list(verdict_sources) if verdict and verdict_sources else [1],
     )
     if verdict and verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 from rank_bm25 import BM25Okapi
 
+from grounding.language import in_other_language
 from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool
 from indexing.tokenize import tokenize
@@ -86,13 +87,20 @@ def select_evidence(
     """For each source (in order), its best ``evidence_per_source`` sentences, in abstract order.
 
     A second sentence is kept only when it scores at least ``evidence_relative_floor`` of the
-    source's best, so a weak filler sentence is not highlighted beside a strong one.
+    source's best, so a weak filler sentence is not highlighted beside a strong one. Sentences in
+    another language than ``evidence_language`` (a record's translated abstract) are never chosen.
     """
     settings = settings or GroundingSettings()
     combined, sims = sentence_scores(pool, settings)
     out: list[list[EvidenceSentence]] = []
     for si, source in enumerate(pool.sources):
-        rows = pool.sentence_rows(si)
+        rows = [
+            r
+            for r in pool.sentence_rows(si)
+            if not in_other_language(
+                source.sentences[pool.rows[r][1]].text, settings.evidence_language
+            )
+        ]
         ranked = sorted(rows, key=lambda r: -combined[r])[: settings.evidence_per_source]
         if ranked:
             best = combined[ranked[0]]

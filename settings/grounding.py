@@ -32,6 +32,9 @@ class GroundingSettings(BaseModel):
     style: AnswerStyle = "extractive"
     weights: EvidenceWeights = EvidenceWeights()
     evidence_per_source: int = Field(2, ge=1, le=5)
+    # Abstract sentences confidently in another language (a record's translated abstract) are
+    # never quoted; an ISO 639-1 code, or null to quote any language.
+    evidence_language: str | None = Field("en", pattern=r"^[a-z]{2}$")
     # Evidence below this share of the best sentence's score in its source is not shown.
     evidence_relative_floor: float = Field(0.8, ge=0, le=1)
     # Honest abstention: no sentence of any source has at least this MiniLM cosine to the question.

@@ -249,3 +249,21 @@ def test_bench_percentile() -> None:
 
     assert percentile([3.0, 1.0, 2.0], 50) == 2.0
     assert percentile([1.0, 2.0, 3.0, 4.0, 100.0], 95) == 100.0
+
+
+def test_the_answer_opens_with_the_top_article_and_quotes_english_only(assistant) -> None:
+    """The gang-truce record carries Spanish and Arabic abstracts, and other articles'
+    conclusions outscore its finding on position alone: the answer still opens with [1]'s
+    finding, in English."""
+    from grounding.language import in_other_language
+
+    r = assistant.ask(
+        "Did the gang truce in El Salvador in 2012 significantly lower the homicide rate?",
+        mode="plain",
+    )
+    assert r.sources and r.sources[0].pmid == "27708471", [s.pmid for s in r.sources]
+    findings = r.sentences  # the verdict word ("Yes [1].") is not among them
+    assert findings and findings[0].citations == [1], r.answer
+    assert "homicide" in findings[0].text, r.answer
+    assert not [s.text for s in r.sentences if in_other_language(s.text, "en")], r.answer
+    _check_citations(r)

@@ -231,3 +231,27 @@ def test_real_pipeline_removes_an_injected_unsupported_sentence(small_index_cfg)
     from eval.support_scorer import score_answer
 
     assert score_answer(r.answer, [s.abstract for s in r.sources]).rate == 1.0
+
+
+GANG_TRUCE = "27708471"  # its record carries the abstract in English, Spanish and Arabic
+
+
+def test_a_real_trilingual_abstract_gives_english_evidence_only(small_retriever, encoder) -> None:  # noqa: ANN001
+    from grounding.evidence import select_evidence
+    from grounding.language import in_other_language
+    from grounding.settings import GroundingSettings
+    from grounding.sources import SourcePool, join_chunks
+
+    chunks = small_retriever.article_chunks(GANG_TRUCE)
+    if not chunks:
+        pytest.skip(f"article {GANG_TRUCE} is not in the test index")
+    question = "Did the gang truce in El Salvador in 2012 significantly lower the homicide rate?"
+    pool = SourcePool.build(question, [join_chunks([c.page_content for c in chunks])], encoder)
+    foreign = [s.text for s in pool.sources[0].sentences if in_other_language(s.text, "en")]
+    assert len(foreign) >= 4, foreign  # the Spanish and Arabic abstracts are really there
+    chosen = [e.text for e in select_evidence(pool, GroundingSettings())[0]]
+    assert chosen and not set(chosen) & set(foreign), chosen
+    assert "homicide rate was about 40% lower" in " ".join(chosen)
+    # without the check the position prior quotes the translations (what users saw before)
+    unchecked = select_evidence(pool, GroundingSettings(evidence_language=None))[0]
+    assert set(e.text for e in unchecked) & set(foreign)

@@ -332,6 +332,38 @@ def test_extractive_verdict_first_then_findings_each_cited() -> None:
     assert led.text.startswith("No [2]. Sleep helped grades [2].")
 
 
+def test_the_answer_opens_with_the_top_source_not_a_higher_scoring_other_article() -> None:
+    """The position prior can score another article's conclusion far above the top-ranked
+    article's relevant finding; the answer still opens with [1] (or the verdict's source)."""
+    evidence = [
+        [_ev(1, "The homicide rate was about 40% lower after the truce.", 0.55, sim=0.6)],
+        [_ev(2, "Mortality declined across almost all age groups.", 0.9, sim=0.35)],
+    ]
+    plain = compose_extractive(evidence)
+    assert plain.text.startswith("The homicide rate was about 40% lower after the truce [1].")
+    voted = compose_extractive(evidence, verdict="yes", verdict_sources=[1])
+    assert voted.text.startswith("Yes [1]. The homicide rate was about 40% lower")
+    # the lead must still be about the question: below the relevance bar it does not open
+    weak = [[_ev(1, "Methods were described.", 0.55, sim=0.1)], evidence[1]]
+    assert compose_extractive(weak).text.startswith("Mortality declined")
+
+
+def test_a_translated_abstract_sentence_is_never_evidence() -> None:
+    """A record's second-language abstract (here Spanish, last, where the position prior is
+    highest) is not quoted; with ``evidence_language: null`` it would be."""
+    spanish = ("El impacto de la tregua fue especialmente significativo en los municipios con un "
+               "número relativamente alto de miembros encarcelados por cada 100 000 habitantes.")
+    abstract = ("A national gang truce was agreed in 2012. We compared homicide rates before and "
+                "after the truce in every municipality. The homicide rate was about 40% lower "
+                "in the 22 months after the truce. " + spanish)
+    pool = SourcePool.build("Did the gang truce lower the homicide rate?", [abstract],
+                            HashEncoder())  # fmt: skip
+    chosen = [e.text for e in select_evidence(pool, GroundingSettings())[0]]
+    assert chosen and spanish not in chosen
+    anything = GroundingSettings(evidence_language=None)
+    assert spanish in [e.text for e in select_evidence(pool, anything)[0]]
+
+
 def test_abstains_when_no_evidence_clears_the_bar() -> None:
     evidence = [[_ev(1, "Unrelated.", 0.9, sim=0.05)], [_ev(2, "Also unrelated.", 0.8, sim=0.1)]]
     ans = compose_extractive(evidence, titles=["Title one", "Title two?"])
