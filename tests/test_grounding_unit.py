@@ -348,6 +348,19 @@ def test_the_answer_opens_with_the_top_source_not_a_higher_scoring_other_article
     assert compose_extractive(weak).text.startswith("Mortality declined")
 
 
+def test_a_source_the_retrieval_rates_low_adds_no_finding_after_the_first() -> None:
+    evidence = [
+        [_ev(1, "Trait EI predicted burnout in resident doctors.", 0.9)],
+        [_ev(2, "Disgust faces are read later in adolescence.", 0.85)],  # passes every floor
+    ]
+    assert "[2]" in compose_extractive(evidence).text
+    assert compose_extractive(evidence, weak_sources=[2]).text == (
+        "Trait EI predicted burnout in resident doctors [1]."
+    )
+    # a weak source may still open the answer when it is the lead
+    assert compose_extractive(evidence, weak_sources=[1]).text.startswith("Trait EI predicted")
+
+
 def test_a_translated_abstract_sentence_is_never_evidence() -> None:
     """A record's second-language abstract (here Spanish, last, where the position prior is
     highest) is not quoted; with ``evidence_language: null`` it would be."""
