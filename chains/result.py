@@ -18,6 +18,7 @@ MODES: tuple[str, ...] = ("plain", "conversational", "multi-query")
 HIGH_CONFIDENCE = 0.66
 MEDIUM_CONFIDENCE = 0.33
 
+
 class EvidenceSpan(BaseModel):
     """A key finding: ``abstract[start:end] == text`` of the source it belongs to."""
 
