@@ -49,6 +49,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "two-turn conversations: the follow-up's hit@k and MRR with and without history",
                 "eval.followups",
             ),
+            "verdicts": (
+                "verdict coverage, precision and contradictions; abstention on unanswerable "
+                "questions",
+                "eval.verdicts",
+            ),
         },
     ),
     "bench": (

@@ -78,9 +78,30 @@ def source_label(source: Source) -> str:
     return source_label_for(source.n)
 
 
+STANCE_BADGES = {"yes": "says yes", "no": "says no", "unclear": "unclear"}
+
+
+def stance_badge(source: Source) -> str:
+    """A small badge with what the source says to a yes/no question ("" when it says nothing:
+    not a yes/no question, or the source does not address it)."""
+    label = STANCE_BADGES.get(source.stance or "")
+    return f"`{label}`" if label else ""
+
+
+def stance_summary(sources: Iterable[Source]) -> str:
+    """One line over the sources: "3 studies: 3 no", "2 studies: 1 yes, 1 unclear"."""
+    said = [s.stance for s in sources if s.stance]
+    if not said:
+        return ""
+    counts = [f"{said.count(k)} {k}" for k in ("yes", "no", "unclear") if said.count(k)]
+    return f"{len(said)} {'study' if len(said) == 1 else 'studies'}: " + ", ".join(counts)
+
+
 def source_line(source: Source) -> str:
-    """A list item: ``[n] [Title](pubmed) — First et al. · Journal · Year · confidence: high``."""
+    """A list item: ``[n] `says no` [Title](pubmed) — First et al. · Journal · Year ·
+    confidence: high``."""
     title = escape_markdown(source.title) or f"PMID {escape_markdown(source.pmid)}"
+    badge = stance_badge(source)
     details = [
         escape_markdown(source.first_author_et_al),
         escape_markdown(source.journal),
@@ -88,13 +109,18 @@ def source_line(source: Source) -> str:
         f"confidence: {source.confidence_label}",
     ]
     tail = " · ".join(d for d in details if d)
-    return f"- {source_label(source)} [{title}]({pubmed_url(source.pmid)}) — {tail}"
+    head = f"{source_label(source)} {badge}" if badge else source_label(source)
+    return f"- {head} [{title}]({pubmed_url(source.pmid)}) — {tail}"
 
 
 def sources_block(sources: Iterable[Source], mode: str) -> str:
-    """The part under an answer: its numbered sources, then the mode it was answered in."""
-    lines = [source_line(s) for s in sorted(sources, key=lambda s: s.n)]
-    parts = ["**Sources**\n\n" + "\n".join(lines)] if lines else []
+    """The part under an answer: its numbered sources (with the stance summary over them), then
+    the mode it was answered in."""
+    ordered = sorted(sources, key=lambda s: s.n)
+    lines = [source_line(s) for s in ordered]
+    summary = stance_summary(ordered)
+    head = f"**Sources** · {summary}" if summary else "**Sources**"
+    parts = [head + "\n\n" + "\n".join(lines)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
 

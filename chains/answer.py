@@ -4,7 +4,11 @@ post-process the event stream.
 
 ``build_answer_tail`` composes::
 
-    fit_context | find_evidence | decide_verdict | stream_answer | clean_citations | *postprocessors
+    fit_context | find_evidence | stream_answer | clean_citations | *postprocessors
+
+``find_evidence`` also judges the answer as a whole (:func:`chains.grounded.judge_sources`): which
+sources address the question's essential concepts, what each says (its stance), and the verdict
+they support, if any.
 
 ``stream_answer`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees, each
 with its whole abstract and key findings), the displayed :class:`TokenEvent` pieces (only
@@ -41,13 +45,14 @@ from chains.grounded import (
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
 from chains.turn import Turn
+from grounding.concepts import CorpusTerms
+from grounding.consensus import Judgement
 from grounding.evidence import EvidenceSentence
 from grounding.sources import ArticleTexts
+from grounding.stance import StanceClassifier
 from settings.grounding import GroundingSettings
 
 EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEvent]]
-# (question, documents) -> (verdict | None, the sources it read: 1-based)
-VerdictFn = Callable[[str, list[Document]], tuple[Any, list[int]]]
 
 
 def to_source(
@@ -114,19 +119,6 @@ def make_fit_step(
     return RunnableLambda(fit).with_config(run_name="fit_context")
 
 
-def make_verdict_step(decide: VerdictFn) -> Runnable:
-    """Turn -> Turn with ``verdict`` (None unless a yes/no question was decided) and
-    ``verdict_sources``. Not decided when the abstracts do not answer the question."""
-
-    def verdict(turn: Turn) -> Turn:
-        if turn.get("refused") or turn.get("abstain"):
-            return {**turn, "verdict": None, "verdict_sources": []}
-        decided, sources = decide(turn["question"], turn["documents"])
-        return {**turn, "verdict": decided, "verdict_sources": sources if decided else []}
-
-    return RunnableLambda(verdict).with_config(run_name="decide_verdict")
-
-
 def make_stream_step(
     answer: Runnable,
     refusal: str,
@@ -160,6 +152,9 @@ def make_stream_step(
             )
             return
         pool, evidence = turn["pool"], turn["evidence"]
+        judgement: Judgement | None = turn.get("judgement")
+        stances = {s.source: s for s in judgement.stances} if judgement else {}
+        yes_no = judgement is not None and judgement.reason != "not_yes_no"
         # a source's key findings must bear on the question (the bar abstention uses): an
         # off-topic source that retrieval ranked third shows none rather than its best sentence
         sources = [
@@ -168,6 +163,12 @@ def make_stream_step(
                 d,
                 pool.sources[i - 1].abstract,
                 [e for e in evidence[i - 1] if e.similarity >= settings.relevance_bar],
+            ).model_copy(
+                update={
+                    "stance": stances[i].stance if i in stances and yes_no else None,
+                    "stance_sentence": stances[i].sentence if i in stances and yes_no else "",
+                    "addresses": judgement is None or i in judgement.addressing,
+                }
             )
             for i, d in enumerate(turn["documents"], start=1)
         ]
@@ -252,7 +253,6 @@ def build_answer_tail(
     template: str,
     count_tokens: TokenCounter,
     budget: Callable[[], int],
-    decide_verdict: VerdictFn,
     answer: Runnable,
     refusal: str,
     encoder: EncoderProvider,
@@ -260,13 +260,14 @@ def build_answer_tail(
     settings: GroundingSettings | None = None,
     timeout_s: float | None = None,
     postprocessors: Sequence[Runnable] = (),
+    corpus: CorpusTerms | None = None,
+    classify_stance: StanceClassifier | None = None,
 ) -> Runnable:
     """Turn -> events (see the module docstring)."""
     settings = settings or GroundingSettings()
     chain = (
         make_fit_step(template, count_tokens, budget, writes=settings.style != "extractive")
-        | make_evidence_step(encoder, article_text, settings)
-        | make_verdict_step(decide_verdict)
+        | make_evidence_step(encoder, article_text, settings, corpus, classify_stance)
         | make_stream_step(answer, refusal, timeout_s, settings)
         | make_citation_step()
     )

@@ -9,13 +9,14 @@ is retrieved it refuses without calling the answering LLM. ``ask`` is the synchr
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
+from pathlib import Path
 from typing import Any
 
-from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
@@ -32,16 +33,12 @@ from chains.steps import (
     make_rewrite_step,
 )
 from chains.turn import Turn
-from chains.verdict import (
-    Calibration,
-    Verdict,
-    VerdictDecider,
-    calibration_path,
-    is_yes_no_question,
-)
+from chains.verdict.calibration import VerdictClassifier
+from grounding.concepts import CorpusTerms
 from grounding.sources import ArticleTexts, SentenceEncoder, load_encoder
+from grounding.stance import StanceClassifier
 from settings.config import Config
-from settings.errors import ModelLoadError, UserFacingError
+from settings.errors import UserFacingError
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +46,26 @@ Event = PreparedEvent | TokenEvent | DoneEvent
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
 __all__ = ["Assistant", "InvalidModeError", "to_source"]
+
+
+def corpus_terms(backend: object) -> CorpusTerms | None:
+    """The search backend's corpus-wide word counts, when it keeps them (FAISS+BM25 does)."""
+    return backend if isinstance(backend, CorpusTerms) else None
+
+
+STANCE_CLASSIFIER = "stance.classifier.json"
+
+
+def load_stance_classifier(folder: Path) -> StanceClassifier | None:
+    """The fitted stance classifier next to the prompts (``python -m eval.stance_fit``), as a
+    function from stance features to probabilities; None (rules alone) when absent or damaged."""
+    path = folder / STANCE_CLASSIFIER
+    try:
+        clf = VerdictClassifier.from_dict(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        log.warning("no stance classifier (%s): stances from the rules alone", err)
+        return None
+    return clf.probabilities
 
 
 class InvalidModeError(UserFacingError):
@@ -65,7 +82,6 @@ class Assistant:
         llm: BaseChatModel | None = None,
         *,
         count_tokens: TokenCounter | None = None,
-        calibration: Calibration | None = None,
         postprocessors: Sequence[Runnable] = (),
         encoder: SentenceEncoder | None = None,
     ) -> None:
@@ -77,13 +93,6 @@ class Assistant:
         self._llm = llm
         self._count_tokens = count_tokens
         self._llm_lock = threading.Lock()
-        self.calibration = calibration or Calibration.load(
-            calibration_path(self.prompts.yes_no_path), "rag"
-        )
-        self.decider = VerdictDecider.from_prompts(
-            self.prompts, self.calibration, context_window=cfg.llm.context_window,
-            retriever=retriever,
-        )  # fmt: skip
         self.chains = self._build_chains(postprocessors)
 
     @classmethod
@@ -146,7 +155,6 @@ class Assistant:
             template=prompts.answer,
             count_tokens=self.count_tokens,
             budget=lambda: cfg.llm.context_window - cfg.llm.max_new_tokens,
-            decide_verdict=self._verdict,
             answer=make_answer_step(self._model),
             refusal=cfg.chains.refusal,
             encoder=self.encoder,
@@ -154,6 +162,8 @@ class Assistant:
             settings=cfg.answer,
             timeout_s=cfg.llm.timeout_s,
             postprocessors=postprocessors,
+            corpus=corpus_terms(self.article_text.backend),
+            classify_stance=load_stance_classifier(prompts.yes_no_path.parent),
         )
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),
@@ -203,27 +213,6 @@ class Assistant:
                 )
                 timings["total_s"] = round(time.perf_counter() - t0, 4)
             yield event
-
-    def _verdict(
-        self, question: str, documents: list[Document]
-    ) -> tuple[Verdict | None, list[int]]:
-        """The same decision as ``eval answers`` (one :class:`VerdictDecider`) and the sources it
-        read; no verdict for a question that is not yes/no, or a model that cannot serve the
-        calibrated method. The extractive style needs no LLM: when none can be loaded, its
-        answer comes without a verdict (logged) instead of failing."""
-        if not is_yes_no_question(question):
-            return None, []
-        try:
-            llm = self.llm
-        except ModelLoadError as err:
-            if self.cfg.answer.style != "extractive":
-                raise
-            log.warning("extractive answer without a yes/no verdict: %s", err)
-            return None, []
-        if not self.decider.usable_with(llm):
-            return None, []
-        outcome = self.decider.decide(llm, question, documents, self.count_tokens)
-        return outcome.verdict, outcome.sources
 
     # ---- sync ---------------------------------------------------------------------------------
     async def arun(

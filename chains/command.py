@@ -15,7 +15,8 @@ from settings.config import Config
 
 JSON_SOURCE_FIELDS = (
     "n", "pmid", "title", "url", "year", "journal", "authors", "confidence", "passage",
-    "abstract", "evidence", "rrf_score", "fused_score", "ranks",
+    "abstract", "evidence", "rrf_score", "fused_score", "ranks", "stance", "stance_sentence",
+    "addresses",
 )  # fmt: skip
 
 

@@ -23,11 +23,16 @@ from langchain_core.runnables import Runnable, RunnableLambda
 
 from chains.result import MEDIUM_CONFIDENCE, CitedSentence, DroppedSentence, EvidenceSpan
 from chains.turn import Turn
+from chains.verdict.labels import is_yes_no_question
 from grounding.compose import ComposedAnswer, compose_answer, compose_extractive
+from grounding.concepts import CorpusTerms, check_coverage, question_concepts
+from grounding.consensus import Judgement, judge
 from grounding.evidence import EvidenceSentence, answers_question, select_evidence
 from grounding.sources import ArticleTexts, SentenceEncoder, SourcePool
+from grounding.stance import StanceClassifier, source_stance
 from grounding.stream import GroundedStream
 from grounding.support import SupportChecker
+from indexing.stems import stem
 from settings.grounding import GroundingSettings
 
 log = logging.getLogger(__name__)
@@ -36,11 +41,17 @@ EncoderProvider = Callable[[], SentenceEncoder]
 
 
 def make_evidence_step(
-    encoder: EncoderProvider, article_text: ArticleTexts | None, settings: GroundingSettings
+    encoder: EncoderProvider,
+    article_text: ArticleTexts | None,
+    settings: GroundingSettings,
+    corpus: CorpusTerms | None = None,
+    classify: StanceClassifier | None = None,
 ) -> Runnable:
     """Turn -> Turn with ``pool`` (whole abstracts, split and embedded in one batch),
-    ``evidence`` (per source, its key findings) and ``abstain`` (no sentence of any source is
-    relevant enough: the honest "do not answer this directly")."""
+    ``evidence`` (per source, its key findings), ``judgement`` (does any source address the
+    question's essential concepts; each addressing source's stance; the verdict, if the
+    stances agree plainly: :func:`judge_sources`), ``verdict`` / ``verdict_sources`` from it, and
+    ``abstain`` (no source addresses the question, or no sentence is relevant enough)."""
 
     def find(turn: Turn) -> Turn:
         if turn.get("refused"):
@@ -48,14 +59,55 @@ def make_evidence_step(
         question = turn.get("searched_question") or turn["question"]
         pool = SourcePool.from_documents(question, turn["documents"], encoder(), article_text)
         evidence = select_evidence(pool, settings)
+        judgement = judge_sources(
+            turn["question"], question, pool, evidence, settings, encoder(), corpus, classify
+        )
+        relevant = answers_question(evidence, settings)
         return {
             **turn,
             "pool": pool,
             "evidence": evidence,
-            "abstain": not answers_question(evidence, settings),
+            "judgement": judgement,
+            "verdict": judgement.verdict if relevant else None,
+            "verdict_sources": judgement.verdict_sources if relevant else [],
+            "abstain": not (relevant and judgement.addressed),
         }
 
     return RunnableLambda(find).with_config(run_name="find_evidence")
+
+
+def judge_sources(
+    asked: str,
+    searched: str,
+    pool: SourcePool,
+    evidence: list[list[EvidenceSentence]],
+    settings: GroundingSettings,
+    encoder: SentenceEncoder | None,
+    corpus: CorpusTerms | None,
+    classify: StanceClassifier | None = None,
+) -> Judgement:
+    """Concept coverage of the question, then the stance of every source that covers its
+    essential concepts and has a relevant sentence, then the verdict they support.
+
+    The concepts are the ``asked`` question's own; a follow-up with none of its own ("and in
+    children?") takes those of the ``searched`` text (the follow-up in its conversation)."""
+    concepts = question_concepts(asked, corpus)
+    if not any(c.essential for c in concepts) and searched != asked:
+        concepts = question_concepts(searched, corpus)
+    coverage = check_coverage(concepts, pool, encoder)
+    question_stems = {stem(w) for c in question_concepts(searched) for w in c.words}
+    stances = [
+        source_stance(
+            pool.sources[n - 1],
+            searched,
+            question_stems,
+            [(e.start, e.end) for e in evidence[n - 1]],
+            classify,
+        )
+        for n in coverage.addressing
+        if any(e.similarity >= settings.relevance_bar for e in evidence[n - 1])
+    ]
+    return judge(coverage, stances, yes_no=is_yes_no_question(asked))
 
 
 def evidence_spans(evidence: list[EvidenceSentence]) -> list[EvidenceSpan]:
@@ -77,8 +129,8 @@ class AnswerWriter:
         pool: SourcePool = turn["pool"]
         self.evidence: list[list[EvidenceSentence]] = turn["evidence"]
         self.titles = [s.title for s in pool.sources]
+        self.judgement: Judgement | None = turn.get("judgement")
         self.verdict = turn.get("verdict")
-        self.verdict_sources = list(turn.get("verdict_sources") or [])
         self.weak_sources = [
             n
             for n, doc in enumerate(turn.get("documents") or [], start=1)
@@ -87,8 +139,7 @@ class AnswerWriter:
         self.extractive = compose_extractive(
             self.evidence,
             titles=self.titles,
-            verdict=self.verdict,
-            verdict_sources=self.verdict_sources,
+            judgement=self.judgement,
             weak_sources=self.weak_sources,
             settings=settings,
         )
@@ -125,8 +176,7 @@ class AnswerWriter:
             self._stream.decisions,
             self.evidence,
             titles=self.titles,
-            verdict=self.verdict,
-            verdict_sources=self.verdict_sources,
+            judgement=self.judgement,
             weak_sources=self.weak_sources,
             settings=self.settings,
         )
@@ -136,6 +186,7 @@ class AnswerWriter:
             if shown_verdict and not self.composed.verdict_text:
                 self.composed.verdict = self.extractive.verdict  # it was shown: it stays
                 self.composed.verdict_sources = self.extractive.verdict_sources
+                self.composed.lead = self.extractive.lead
             out += "".join(self._show(t) for t in texts)
         return out
 
@@ -170,4 +221,19 @@ class AnswerWriter:
             ],
             "verdict_sources": list(self.composed.verdict_sources) if self.verdict else [],
             "dropped": self.dropped,
+            **judgement_record(self.judgement),
         }
+
+
+def judgement_record(judgement: Judgement | None) -> dict[str, Any]:
+    """The judgement's fields of the :class:`~chains.result.AnswerResult`."""
+    if judgement is None:
+        return {}
+    return {
+        "addresses_question": judgement.addressed,
+        "missing_concepts": judgement.missing,
+        "absent_concepts": judgement.absent_from_index,
+        "verdict_reason": judgement.reason,
+        "stance_summary": judgement.summary,
+        "lead": judgement.lead,
+    }

@@ -46,6 +46,11 @@ class Source(BaseModel):
     fused_score: float | None = None  # retrieval.fusion convex: weighted normalised scores
     ranks: dict[str, int | None] = Field(default_factory=dict)
     scores: dict[str, float | None] = Field(default_factory=dict)
+    # what this abstract says to a yes/no question (grounding.stance): None when it does not
+    # address every essential concept of the question, or the question is not yes/no
+    stance: Literal["yes", "no", "unclear"] | None = None
+    stance_sentence: str = ""  # the sentence that decided it (a substring of ``abstract``)
+    addresses: bool = True  # covers every essential concept of the question (grounding.concepts)
 
     @property
     def confidence_label(self) -> str:
@@ -97,6 +102,14 @@ class AnswerResult(BaseModel):
     sentences: list[CitedSentence] = Field(default_factory=list)
     verdict_sources: list[int] = Field(default_factory=list)
     dropped: list[DroppedSentence] = Field(default_factory=list)
+    # the answer as a whole (grounding.consensus): does any source address the question, and
+    # if not, what is missing; why a yes/no verdict is shown or withheld
+    addresses_question: bool = True
+    missing_concepts: list[str] = Field(default_factory=list)
+    absent_concepts: list[str] = Field(default_factory=list)  # in no indexed abstract at all
+    verdict_reason: str = ""  # agree | mixed | unclear | weak | not_addressed | not_yes_no
+    stance_summary: str = ""  # "3 studies: 3 no"
+    lead: str = ""  # the answer's first sentence for a yes/no or unanswered question
 
     def key_findings(self) -> list[tuple[int, EvidenceSpan]]:
         """(source number, evidence sentence) of every source, in source order."""

@@ -27,6 +27,7 @@ class Turn(TypedDict, total=False):
     pool: Any  # grounding.sources.SourcePool: the whole abstracts, split and embedded
     evidence: list[list[Any]]  # per source, its key findings (grounding.evidence)
     abstain: bool  # no abstract sentence reaches the relevance bar: "do not answer this directly"
+    judgement: Any  # grounding.consensus.Judgement: coverage, stances, verdict and its reason
     verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
     verdict_sources: list[int]  # the sources the verdict read (1-based)
     timings: dict[str, float]

@@ -2,8 +2,10 @@
 
 A sentence counts as supported when it cites at least one listed source and, for one of the cited
 sources, every number it writes appears among that abstract's numbers and at least half of its
-words (4+ letters, not stop words) occur in that abstract. A bare verdict ("Yes.", "No [1].") is
-not a claim and is left out of the count.
+words (4+ letters, not stop words) occur in that abstract. A verdict line is not a claim about an
+abstract and is left out of the count: a bare verdict ("Yes.", "No [1].") or one that only counts
+the sources' stances ("No (3 of 3 studies) [1–3].", "Mixed evidence (1 yes [3], 2 no [1, 2]).",
+"No clear answer (1 study, not plainly yes or no) [1].").
 """
 
 from __future__ import annotations
@@ -21,7 +23,13 @@ _STOP = frozenset(
     "into such also more most other only over under some both each very then them they will "
     "would could should about after before between among".split()
 )
-_VERDICT = re.compile(r"^(?:yes|no|maybe)\s*(?:\[[\d,\s]+\])?\s*[.!]?$", re.IGNORECASE)
+_VERDICT = re.compile(
+    r"^(?:(?:yes|no|maybe)(?:\s*\(\d+ (?:of \d+ )?stud(?:y|ies)\))?"
+    r"|mixed evidence \(\d+ yes \[[\d,\s–-]+\], \d+ no \[[\d,\s–-]+\]\)"
+    r"|no clear answer \(\d+ stud(?:y|ies), not plainly yes or no\))"
+    r"\s*(?:\[[\d,\s–-]+\])?\s*[.!]?$",
+    re.IGNORECASE,
+)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[])|(?<=\])\s+(?=[A-Z])")
 
 

@@ -1,6 +1,6 @@
 """Answers built without trusting the LLM: extractive composition, honest abstention, ``auto``.
 
-``extractive``: the key findings themselves (for a yes/no question the verdict word first), each
+``extractive``: the key findings themselves (for a yes/no question the judgement's lead first), each
 ending with its [n]; no LLM text at all. ``generative``: the LLM's sentences that passed the support
 check. ``auto``: generative, falling back to extractive when no generated sentence survived.
 When no evidence sentence reaches the relevance bar, every style abstains the same way.
@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from grounding.consensus import Judgement
 from grounding.evidence import EvidenceSentence, answers_question
 from grounding.settings import AnswerStyle, GroundingSettings
 from grounding.support import CheckedSentence, with_citations
@@ -38,6 +39,7 @@ class ComposedAnswer:
     sentences: list[AnswerSentence] = field(default_factory=list)
     verdict: str | None = None
     verdict_sources: list[int] = field(default_factory=list)
+    lead: str = ""  # the judgement's first sentence (grounding.consensus), citations included
 
     @property
     def abstained(self) -> bool:
@@ -45,6 +47,9 @@ class ComposedAnswer:
 
     @property
     def verdict_text(self) -> str:
+        """What opens the answer: the judgement's lead sentence, else the bare verdict word."""
+        if self.lead:
+            return self.lead
         if not self.verdict:
             return ""
         return with_citations(VERDICT_WORDS[self.verdict] + ".", self.verdict_sources)
@@ -94,48 +99,80 @@ def key_findings(
     return out
 
 
-def abstention(titles: Sequence[str], limit: int = 3) -> ComposedAnswer:
-    """The honest refusal for on-topic questions the abstracts do not answer, then the closest
-    sources by title (each cited, so the user can open them)."""
+def abstention(titles: Sequence[str], limit: int = 3, message: str = ABSTAIN) -> ComposedAnswer:
+    """The honest refusal for on-topic questions the abstracts do not answer (``message``: what
+    is missing, when known), then the closest sources by title as related reading (each cited,
+    so the user can open them)."""
     closest = [
-        AnswerSentence(f"Closest source: {t.strip().rstrip('.?')}.", [i + 1])
+        AnswerSentence(f"Related reading: {t.strip().rstrip('.?')}.", [i + 1])
         for i, t in enumerate(titles[:limit])
         if t and t.strip()
     ]
-    return ComposedAnswer("abstain", [AnswerSentence(ABSTAIN, []), *closest])
+    return ComposedAnswer("abstain", [AnswerSentence(message, []), *closest])
 
 
 def compose_extractive(
     evidence: Sequence[Sequence[EvidenceSentence]],
     *,
     titles: Sequence[str] = (),
-    verdict: str | None = None,
-    verdict_sources: Sequence[int] = (),
+    judgement: Judgement | None = None,
     weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
-    """The key findings as the answer; with a yes/no ``verdict``, the verdict word comes first
-    (naming ``verdict_sources``) and the findings from those sources lead. ``weak_sources``
-    (retrieval confidence "low") add no finding after the first."""
+    """The key findings as the answer. With a ``judgement``: a question no source addresses
+    gets its missing-concept message and the sources as related reading; otherwise its lead
+    sentence ("No: the 3 studies that address this found no such effect [1–3].") comes first,
+    then the deciding sentences of the sources it names, then the other findings.
+    ``weak_sources`` (retrieval confidence "low") add no finding after the first."""
     settings = settings or GroundingSettings()
+    if judgement is not None and not judgement.addressed:
+        return abstention(titles, message=judgement.lead or ABSTAIN)
     if not answers_question(list(map(list, evidence)), settings):
         return abstention(titles)
+    verdict = judgement.verdict if judgement else None
+    verdict_sources = judgement.verdict_sources if judgement else []
+    deciding = _deciding_sentences(judgement)
     findings = key_findings(
         evidence,
         settings.extractive_findings,
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
-        lead=list(verdict_sources) if verdict and verdict_sources else [1],
+        lead=verdict_sources or [1],
         weak=weak_sources,
     )
-    if verdict and verdict_sources:
+    if verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))
+    shown = {" ".join(d.claim.lower().split()) for d in deciding}
+    rest = [
+        AnswerSentence(e.text, [e.source])
+        for e in findings
+        if " ".join(e.text.lower().split()) not in shown
+    ]
+    sentences = (deciding + rest)[: max(settings.extractive_findings, len(deciding))]
     return ComposedAnswer(
         "extractive",
-        [AnswerSentence(e.text, [e.source]) for e in findings],
-        verdict if verdict in VERDICT_WORDS else None,
-        list(verdict_sources) if verdict in VERDICT_WORDS else [],
+        sentences,
+        verdict,
+        list(verdict_sources),
+        judgement.lead if judgement else "",
     )
+
+
+def _deciding_sentences(judgement: Judgement | None) -> list[AnswerSentence]:
+    """The sentences that decided the shown verdict (its sources'), or, when the evidence is
+    mixed, one deciding sentence per side: what the lead sentence rests on, quoted."""
+    if judgement is None:
+        return []
+    if judgement.verdict:
+        chosen = [s for s in judgement.stances if s.stance == judgement.verdict and s.sentence]
+        return [AnswerSentence(s.sentence, [s.source]) for s in chosen[:2]]
+    if judgement.reason == "mixed":
+        sides = [
+            next((s for s in judgement.stances if s.stance == side and s.sentence), None)
+            for side in ("yes", "no")
+        ]
+        return [AnswerSentence(s.sentence, [s.source]) for s in sides if s is not None]
+    return []
 
 
 def compose_answer(
@@ -144,8 +181,7 @@ def compose_answer(
     evidence: Sequence[Sequence[EvidenceSentence]],
     *,
     titles: Sequence[str] = (),
-    verdict: str | None = None,
-    verdict_sources: Sequence[int] = (),
+    judgement: Judgement | None = None,
     weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
@@ -155,8 +191,7 @@ def compose_answer(
     extractive = compose_extractive(
         evidence,
         titles=titles,
-        verdict=verdict,
-        verdict_sources=verdict_sources,
+        judgement=judgement,
         weak_sources=weak_sources,
         settings=settings,
     )
@@ -166,5 +201,7 @@ def compose_answer(
     if kept or style == "generative":
         if not kept:
             return abstention(titles)
-        return ComposedAnswer("generative", kept, extractive.verdict, extractive.verdict_sources)
+        return ComposedAnswer(
+            "generative", kept, extractive.verdict, extractive.verdict_sources, extractive.lead
+        )
     return extractive  # auto, nothing generated survived

@@ -12,6 +12,7 @@ added, so exact phrases from the question count (see :mod:`indexing.phrases`).
 
 from __future__ import annotations
 
+import bisect
 import json
 from array import array
 from collections import Counter
@@ -42,6 +43,7 @@ class BM25Index:
         self.phrases = phrases
         self.phrase_weight = phrase_weight
         self._idf: np.ndarray | None = None
+        self._sorted_vocab: list[str] | None = None
 
     @property
     def size(self) -> int:
@@ -146,6 +148,24 @@ class BM25Index:
             top = positive
         top = top[np.lexsort((top, -scores[top]))]
         return [(int(i), float(scores[i])) for i in top]
+
+    def rows_with_stem(self, stem: str, stem_of: Callable[[str], str]) -> np.ndarray:
+        """Rows (chunks) holding a term whose stem (by ``stem_of``) is ``stem``: the vocabulary
+        is searched by prefix (a Porter stem is a prefix of its words but for a final "i")."""
+        if self._sorted_vocab is None:
+            self._sorted_vocab = sorted(self.vocab)
+        prefix = stem[: max(3, len(stem) - 1)]
+        at = bisect.bisect_left(self._sorted_vocab, prefix)
+        cols: list[int] = []
+        while at < len(self._sorted_vocab) and self._sorted_vocab[at].startswith(prefix):
+            term = self._sorted_vocab[at]
+            if stem_of(term) == stem:
+                cols.append(self.vocab[term])
+            at += 1
+        if not cols:
+            return np.zeros(0, dtype=np.int64)
+        ptr, idx = self.weights.indptr, self.weights.indices
+        return np.unique(np.concatenate([idx[ptr[c] : ptr[c + 1]] for c in cols]))
 
     def save(self, folder: Path) -> None:
         sp.save_npz(folder / "bm25.npz", self.weights, compressed=False)

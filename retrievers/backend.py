@@ -7,6 +7,7 @@ default engine, and another (a server) can implement the same three methods.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from typing import Protocol
 
 import faiss
@@ -20,6 +21,7 @@ from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
+from indexing.stems import stem
 from indexing.store import DENSE_FILE, Manifest, check_counts, open_current
 from retrievers.filters import Filters
 
@@ -107,6 +109,16 @@ class FaissBM25Backend:
             self._rows_by_pmid = rows
         chunks = [self.docs[r] for r in self._rows_by_pmid.get(str(pmid), [])]
         return sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
+
+    def chunks_with_stems(self, stems: Sequence[str]) -> int:
+        """How many chunks hold a word of every stem (grounding.concepts.CorpusTerms)."""
+        rows: np.ndarray | None = None
+        for s in stems:
+            found = self.bm25.rows_with_stem(s, stem)
+            rows = found if rows is None else np.intersect1d(rows, found, assume_unique=True)
+            if not rows.size:
+                return 0
+        return 0 if rows is None else int(rows.size)
 
     def _mask(self, filters: Filters) -> np.ndarray | None:
         if filters.is_empty():

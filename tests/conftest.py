@@ -78,7 +78,8 @@ def _gold_pmids(name: str, limit: int) -> list[str]:
 
 
 def small_selection(articles) -> list:
-    gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100))
+    gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100)
+               + _gold_pmids("verdict_dev.jsonl", 40))  # fmt: skip
     chosen: dict[str, object] = {}
     adhd = [a for a in articles if ADHD.search(a.title + " " + a.abstract)]
     for a in [

@@ -40,6 +40,19 @@ def test_scorer_splits_and_leaves_out_bare_verdicts() -> None:
     assert score_answer("Nothing cited here at all.", SOURCES).cites is False
 
 
+def test_verdict_lines_that_only_count_stances_are_no_claims_but_anything_more_is() -> None:
+    lines = ["No (3 of 3 studies) [1–3].", "Yes (1 study) [1].",
+             "Mixed evidence (1 yes [3], 2 no [1, 2]).",
+             "No clear answer (2 studies, not plainly yes or no) [1, 2]."]  # fmt: skip
+    finding = "Statin use was associated with lower dementia risk [1]."
+    for line in lines:
+        assert sentences(f"{line} {finding}") == [finding], line
+    # a verdict line with words of its own is a claim, checked like any other
+    padded = "No (3 of 3 studies) say statins cure dementia [1]."
+    assert sentences(padded) == [padded]
+    assert score_answer(padded, SOURCES).supported == 0
+
+
 def test_summarize_means_over_answers() -> None:
     rows = [
         {"refused": False, "abstained": False, "rate": 1.0, "cites": True, "rougeL": 0.4},

@@ -16,10 +16,12 @@ import pytest
 from langchain_core.runnables import RunnableGenerator
 
 from grounding.compose import ABSTAIN, compose_answer, compose_extractive
+from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.sentences import split_answer, split_sentences
 from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool, join_chunks
+from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
@@ -316,20 +318,33 @@ def _ev(source: int, text: str, score: float, sim: float = 0.6) -> EvidenceSente
     return EvidenceSentence(source, text, 0, len(text), score, sim)
 
 
+def _judged(verdict: str, deciding: dict[int, str]) -> Judgement:
+    """A judgement whose addressing sources all take ``verdict``, each with its sentence."""
+    stances = [SourceStance(n, verdict, text, 0, len(text), 0.9)  # type: ignore[arg-type]
+               for n, text in deciding.items()]  # fmt: skip
+    j = Judgement(True, stances=stances, verdict=verdict, reason="agree",  # type: ignore[arg-type]
+                  addressing=list(deciding))  # fmt: skip
+    j.lead = lead_sentence(j)
+    return j
+
+
 def test_extractive_verdict_first_then_findings_each_cited() -> None:
     evidence = [
         [_ev(1, "Statins lowered risk.", 0.9)],
         [_ev(2, "Sleep helped grades.", 0.8), _ev(2, "Sleep was measured.", 0.75)],
         [_ev(3, "Off-topic padding.", 0.4)],  # far below the best finding: not shown
     ]
-    ans = compose_extractive(evidence, verdict="yes", verdict_sources=[1])
+    ans = compose_extractive(evidence, judgement=_judged("yes", {1: "Statins lowered risk."}))
     assert ans.text == (
-        "Yes [1]. Statins lowered risk [1]. Sleep helped grades [2]. Sleep was measured [2]."
+        "Yes (1 study) [1]. Statins lowered risk [1]. Sleep helped grades [2]. "
+        "Sleep was measured [2]."
     )
     short = compose_extractive(evidence, settings=GroundingSettings(extractive_findings=2))
     assert short.text == "Statins lowered risk [1]. Sleep helped grades [2]."
-    led = compose_extractive(evidence, verdict="no", verdict_sources=[2])
-    assert led.text.startswith("No [2]. Sleep helped grades [2].")
+    led = compose_extractive(evidence, judgement=_judged("no", {2: "Sleep was measured."}))
+    assert led.text.startswith(
+        "No (1 study) [2]. Sleep was measured [2]. Sleep helped grades [2]."
+    )
 
 
 def test_the_answer_opens_with_the_top_source_not_a_higher_scoring_other_article() -> None:
@@ -341,8 +356,10 @@ def test_the_answer_opens_with_the_top_source_not_a_higher_scoring_other_article
     ]
     plain = compose_extractive(evidence)
     assert plain.text.startswith("The homicide rate was about 40% lower after the truce [1].")
-    voted = compose_extractive(evidence, verdict="yes", verdict_sources=[1])
-    assert voted.text.startswith("Yes [1]. The homicide rate was about 40% lower")
+    voted = compose_extractive(evidence, judgement=_judged("yes", {1: "The homicide fell."}))
+    assert voted.text.startswith(
+        "Yes (1 study) [1]. The homicide fell [1]. The homicide rate was about 40% lower"
+    )
     # the lead must still be about the question: below the relevance bar it does not open
     weak = [[_ev(1, "Methods were described.", 0.55, sim=0.1)], evidence[1]]
     assert compose_extractive(weak).text.startswith("Mortality declined")
@@ -381,7 +398,9 @@ def test_abstains_when_no_evidence_clears_the_bar() -> None:
     evidence = [[_ev(1, "Unrelated.", 0.9, sim=0.05)], [_ev(2, "Also unrelated.", 0.8, sim=0.1)]]
     ans = compose_extractive(evidence, titles=["Title one", "Title two?"])
     assert ans.abstained
-    assert ans.text == (f"{ABSTAIN} Closest source: Title one [1]. Closest source: Title two [2].")
+    assert ans.text == (
+        f"{ABSTAIN} Related reading: Title one [1]. Related reading: Title two [2]."
+    )
 
 
 def test_auto_falls_back_to_extractive_only_when_nothing_survives() -> None:

@@ -237,7 +237,9 @@ def test_fit_classifier_with_too_few_questions() -> None:
     json.dumps(report)
 
 
-def test_assistant_uses_the_classifier_verdict() -> None:
+def test_assistant_verdict_is_the_stances_for_a_scoring_model_too() -> None:
+    """The chat's verdict comes from the sources' stances (grounding.consensus), not from this
+    classifier (which ``eval answers`` still measures): a model that scores gets the same."""
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
     from app.config import Config
@@ -251,16 +253,16 @@ def test_assistant_uses_the_classifier_verdict() -> None:
             return _ScoringLLM().score_continuations(messages, continuations, prefix)
 
     docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]
-    cal = Calibration(method="classifier", classifier=_lp_classifier())
-    llm = ScoringFake(responses=["They did not help [1]."])
-    a = Assistant(Config(answer={"style": "auto"}), FakeRetriever(docs, k=1), llm,
-                  count_tokens=lambda m: 10, calibration=cal, encoder=FakeEncoder())  # fmt: skip
-    r = a.ask("Are stimulants helpful?", mode="plain")
-    # the verdict names the source it read; the unsupported generated sentence is not shown, so
-    # auto falls back to the abstract's own finding
-    assert r.verdict == "no" and r.verdict_sources == [1]
-    assert r.answer == "No [1]. Stimulants had no significant effect [1]."
-    assert [d.text for d in r.dropped] == ["They did not help [1]."]
+    for llm in (ScoringFake(responses=["They did not help [1]."]),
+                FakeListChatModel(responses=["They did not help [1]."])):  # fmt: skip
+        a = Assistant(Config(answer={"style": "auto"}), FakeRetriever(docs, k=1), llm,
+                      count_tokens=lambda m: 10, encoder=FakeEncoder())  # fmt: skip
+        r = a.ask("Are stimulants helpful?", mode="plain")
+        # the verdict names its source; the unsupported generated sentence is not shown, so auto
+        # falls back to the abstract's own finding
+        assert r.verdict == "no" and r.verdict_sources == [1]
+        assert r.answer == "No (1 study) [1]. Stimulants had no significant effect [1]."
+        assert [d.text for d in r.dropped] == ["They did not help [1]."]
 
 
 def _cue_classifier() -> VerdictClassifier:
@@ -289,21 +291,3 @@ def test_calibration_serves_a_model_that_cannot_score_with_the_cues_only_fallbac
     path.write_text(json.dumps(data))
     assert Calibration.load(path, "rag").fallback is None  # damaged: no fallback, main kept
     assert Calibration.load(path, "rag").classifier == main
-
-
-def test_assistant_gives_a_verdict_from_the_fallback_when_the_model_cannot_score() -> None:
-    from langchain_core.language_models.fake_chat_models import FakeListChatModel
-
-    from app.config import Config
-    from chains.assistant import Assistant
-    from tests.fake_retriever import FakeEncoder, FakeRetriever, make_doc
-
-    docs = [make_doc("11", "Stimulants", "CONCLUSIONS: Stimulants had no significant effect.")]
-    llm = FakeListChatModel(responses=["unused"])  # no likelihood scoring, like gpt4all
-    for fallback, verdict in ((_cue_classifier(), "no"), (None, None)):
-        cal = Calibration(method="classifier", classifier=_lp_classifier(), fallback=fallback)
-        a = Assistant(Config(), FakeRetriever(docs, k=1), llm, count_tokens=lambda m: 10,
-                      calibration=cal, encoder=FakeEncoder())  # fmt: skip
-        r = a.ask("Are stimulants helpful?", mode="plain")
-        assert r.verdict == verdict
-        assert r.verdict_sources == ([1] if verdict else [])

@@ -32,12 +32,21 @@ _AUX = [
     "might",
     "must",
 ]
-_YES_NO = re.compile(r"^\s*(?:" + "|".join(_AUX) + r")(?:n't|\s+not)?\b", re.IGNORECASE)
+_AUX_RX = "(?:" + "|".join(_AUX) + r")(?:n't|\s+not)?\b"
+_YES_NO = re.compile(r"^\s*" + _AUX_RX, re.IGNORECASE)
+# "In children with NF1, does simvastatin ...?", "When a child ..., do IQ scores drop?"
+_CLAUSE_YES_NO = re.compile(r"[,:;.?]\s+" + _AUX_RX + r"[^.?]*\?\s*$", re.IGNORECASE)
+_WH = re.compile(r"^\s*(?:what|which|who|whom|whose|how|why|where)\b", re.IGNORECASE)
 
 
 def is_yes_no_question(question: str) -> bool:
-    """Rule-based: the question opens with an auxiliary verb (Is, Does, Can, Should, ...)."""
-    return bool(_YES_NO.match(question or ""))
+    """Rule-based: the question opens with an auxiliary verb (Is, Does, Can, Should, ...), or
+    its last clause does after an opening phrase or a title ("Among adults over 60, is ...?",
+    "Breast cancer clinics: do they work?"), unless it opens with a wh-word."""
+    text = question or ""
+    if _YES_NO.match(text):
+        return True
+    return not _WH.match(text) and bool(_CLAUSE_YES_NO.search(text))
 
 
 def _norm_verdict(value: object) -> Verdict | None:

@@ -1,0 +1,339 @@
+"""The question's essential concepts, and whether the retrieved abstracts address them.
+
+A concept is a run of adjacent content words of the question ("familial hypercholesterolemia",
+"pacifier use", "IQ"); it is *essential* when one of its words is rare in general English
+(wordfreq) or absent from the whole index: drugs, exposures, conditions, outcomes. Words that
+shape a question without naming what was studied ("does", "improve", "risk", "later") never
+count. A source addresses a concept when the concept's essential words occur (as Porter stems)
+in one of its sentences or its title, or, failing that, when one of its words is as close to the
+concept as the measured bar (MiniLM cosine of the word and the concept).
+
+The question is addressed when at least one source covers every essential concept; otherwise the
+missing concepts are named, and those no indexed abstract mentions at all are told apart, which
+tells the user to extend the corpus rather than rephrase.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+from wordfreq import zipf_frequency
+
+from grounding.sources import SentenceEncoder, SourcePool
+from indexing.stems import stem
+from indexing.tokenize import STOPWORDS
+
+# A word rarer than this in general English (wordfreq's Zipf scale: 3 = once per million words)
+# names something specific enough that an answer must be about it, unless the corpus uses it in
+# more than CORPUS_SHARE of its chunks ("assessed", "IQ" in an intelligence corpus); a word a
+# little more common in English (< COMMON_ZIPF) counts when the corpus rarely uses it ("pupils").
+ESSENTIAL_ZIPF = 4.0
+COMMON_ZIPF = 4.5
+CORPUS_SHARE = 0.02
+CORPUS_RARE_SHARE = 0.005
+# A source may miss ONE essential word of the question when it has every other concept (at least
+# TOLERATED_WITH of them) and the word is one the corpus uses (in SCARCE_CHUNKS chunks or more):
+# users' wording ("in their forties", "bullied") differs from the abstracts' ("paternal age
+# 40-44", "peer victimization"); a drug or device the corpus barely knows is never let go.
+TOLERATED_WITH = 2
+SCARCE_CHUNKS = 20
+# MiniLM cosine of a concept and a word of a source at which the source counts as naming it in
+# other words ("IQ" / "intelligence"); measured on the verdict and abstention files (docs).
+SYNONYM_BAR = 0.62
+
+# Words that frame a question (what is asked about the concepts, not the concepts themselves).
+QUESTION_FRAME = frozenset(
+    """
+    does do did is are was were can could should would will may might has have had be been being
+    improve improves improved improving improvement raise raises raised increase increases
+    increased reduce reduces reduced reduction lower lowers lowered higher high low decrease
+    decreases affect affects affected effect effects effective effectiveness impact influence
+    associated association associations link linked links related relation relationship
+    predict predicts predicted predictive risk risks likely less more better worse greater
+    smaller larger bigger compared comparison versus vs than still even after before later
+    earlier early long longer short shorter use used using take taking took taken get gets
+    getting make makes made lead leads led cause causes caused help helps people person
+    persons individuals adults adult patients patient subjects participants someone those
+    who whose whom which what when where why how whether there their they them it its
+    years year months month weeks week days day time times age aged old older young younger
+    new good bad best worst really actually also often usually generally typically commonly
+    change changes changed difference differences different differ similar same show shows
+    showed shown find finds found study studies evidence research result results work works
+    level levels number amount rate rates way ways kind type types one two three four five
+    six seven eight nine ten first second third several many much few some any each every
+    other another own end ends become becomes became keep keeps kept remain remains stay
+    twenties thirties forties fifties sixties seventies eighties nineties teens teenage
+    """.split()
+)
+# Verbs that end a concept without being one ("does vonoprazan heal erosive esophagitis"): they
+# split a run of content words; what they do is the question's frame, not what was studied.
+RUN_BREAKERS = frozenset(
+    """
+    impair impairs impaired lose loses allow allows heal heals preserve preserves perform
+    performs bring brings restore restores start starts develop develops developing prevent
+    prevents clear clears slow slows fall falls drop drops spare spared remove removed need
+    needs needing reach reaching carry carries respond responds give gives giving protect
+    protects cure cures treat treats worsen worsens harm harms shorten shortens extend extends
+    prolong prolongs alter alters shape shapes benefit benefits mean means see sees score
+    scores suffer suffers experience experiences show exhibit exhibits exist exists existed
+    work works worked emphasize emphasizes emphasise emphasises suggest suggests indicate
+    indicates reveal reveals describe describes mention mentions report reports reported
+    """.split()
+)
+
+_WORD = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:['\u2019-][0-9a-z\u00c0-\u024f]+)*", re.IGNORECASE)
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased words; a hyphenated compound ("full-scale") gives its parts."""
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        for part in re.split(r"[-'\u2019]", m.group().lower()):
+            if part and part != "s":
+                out.append(part)
+    return out
+
+
+def stems_of(text: str) -> set[str]:
+    return {stem(w) for w in words_of(text)}
+
+
+@runtime_checkable
+class CorpusTerms(Protocol):
+    """What the index can say about words across the whole corpus (the BM25 vocabulary)."""
+
+    @property
+    def size(self) -> int:
+        """Indexed chunks."""
+        ...
+
+    def chunks_with_stems(self, stems: Sequence[str]) -> int:
+        """How many indexed chunks contain a word of every one of ``stems``."""
+        ...
+
+
+@dataclass(frozen=True)
+class Concept:
+    """A run of adjacent content words of the question."""
+
+    text: str  # as written in the question
+    words: tuple[str, ...]  # its content words, lower-cased
+    essential: tuple[str, ...]  # the words an addressing source must have; () if none
+    absent: tuple[str, ...] = ()  # its essential words that no indexed chunk holds
+    scarce: tuple[str, ...] = ()  # its essential words in fewer than SCARCE_CHUNKS chunks
+
+    def name_for(self, missing: Sequence[str]) -> str:
+        """How a message names the concept when ``missing`` (some of its essential words) are
+        not found: the concept as asked when it is short and all of it is missing ("chewing
+        gum"), else just the missing words ("daratumumab")."""
+        if set(self.essential) <= set(missing) and len(self.words) <= 3:
+            return self.text
+        return " ".join(w for w in self.essential if w in missing)
+
+
+@dataclass(frozen=True)
+class Gap:
+    """An essential concept (or the missing part of one) that the closest sources lack."""
+
+    name: str
+    absent_from_index: bool  # no indexed abstract holds it at all
+    in_some_source: bool  # a retrieved source has it, but not together with the rest
+
+
+def _name_like(word: str) -> bool:
+    return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
+
+
+def essential_word(word: str, corpus: CorpusTerms | None = None) -> bool:
+    """Whether an answer must be about ``word``: a name ("nf1", "covid-19"), or a word rare in
+    general English (wordfreq Zipf < 4) that is not the corpus's own everyday vocabulary (in
+    at most :data:`CORPUS_SHARE` of the chunks), or one the corpus itself rarely uses
+    (:data:`CORPUS_RARE_SHARE`) though English does a little more ("pupils")."""
+    if _name_like(word):
+        return True
+    if len(word) < 2 or _inflected_common(word):
+        return False
+    zipf = zipf_frequency(word, "en")
+    if corpus is None or not corpus.size:
+        return zipf < ESSENTIAL_ZIPF
+    share = corpus.chunks_with_stems([stem(word)]) / corpus.size
+    return (zipf < ESSENTIAL_ZIPF and share <= CORPUS_SHARE) or (
+        zipf < COMMON_ZIPF and share <= CORPUS_RARE_SHARE
+    )
+
+
+def _inflected_common(word: str) -> bool:
+    """An adverb or comparative of a common word ("briefly", "poorer", "healthiest"): how the
+    question qualifies a concept, not the concept."""
+    for suffix, add, common in (("ly", "", ESSENTIAL_ZIPF), ("ier", "y", COMMON_ZIPF),
+                                ("iest", "y", COMMON_ZIPF), ("er", "", COMMON_ZIPF),
+                                ("est", "", COMMON_ZIPF)):  # fmt: skip
+        base = word[: -len(suffix)] + add if word.endswith(suffix) else ""
+        if len(base) > 3 and zipf_frequency(base, "en") >= common:
+            return True
+    return False
+
+
+def _content(word: str) -> bool:
+    return (
+        len(word) > 1
+        and word not in STOPWORDS
+        and word not in QUESTION_FRAME
+        and not word.isdigit()
+    )
+
+
+def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[Concept]:
+    """The question's concepts in order: maximal runs of adjacent content words (a stop word,
+    a frame word, a verb of :data:`RUN_BREAKERS` or punctuation ends a run); ``essential``
+    holds each run's words that an answer must be about (:func:`essential_word`)."""
+    runs: list[list[tuple[str, str]]] = [[]]  # (surface, lower) per run
+    pos = 0
+    for m in _WORD.finditer(question):
+        gap = question[pos : m.start()]
+        pos = m.end()
+        if gap.strip():  # punctuation between words ends the run
+            runs.append([])
+        surface = m.group()
+        parts = [p for p in re.split(r"[-'\u2019]", surface.lower()) if p and p != "s"]
+        content = all(_content(p) or p.isdigit() for p in parts) and any(map(_content, parts))
+        if parts and content and not (len(parts) == 1 and parts[0] in RUN_BREAKERS):
+            runs[-1].append((surface, "-".join(parts)))
+        else:
+            runs.append([])
+    concepts: list[Concept] = []
+    seen: set[tuple[str, ...]] = set()
+    for run in runs:
+        if not run:
+            continue
+        words = tuple(p for _, low in run for p in low.split("-") if _content(p))
+        key = tuple(sorted(stem(w) for w in words))
+        if not words or key in seen:
+            continue
+        seen.add(key)
+        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus)))
+        absent: tuple[str, ...] = ()
+        scarce: tuple[str, ...] = essential
+        if corpus is not None:
+            counts = {w: corpus.chunks_with_stems([stem(w)]) for w in essential}
+            absent = tuple(w for w in essential if not counts[w])
+            scarce = tuple(w for w in essential if counts[w] < SCARCE_CHUNKS)
+        text = " ".join(surface for surface, _ in run).strip("'\u2019")
+        concepts.append(Concept(text, words, essential, absent, scarce))
+    return concepts
+
+
+def question_stems(question: str) -> set[str]:
+    """The stems of every content word of the question's concepts (what stance cues are
+    scoped to)."""
+    return {stem(w) for c in question_concepts(question) for w in c.words}
+
+
+@dataclass
+class Coverage:
+    """Which essential words each source has, the sources that have them all, and the gaps."""
+
+    concepts: list[Concept]
+    per_source: list[dict[str, bool]]  # [source] essential word -> found (literally or alike)
+    addressing: list[int] = field(default_factory=list)  # sources ([n]) with every word
+
+    @property
+    def words(self) -> list[str]:
+        return list(dict.fromkeys(w for c in self.concepts for w in c.essential))
+
+    @property
+    def addressed(self) -> bool:
+        return bool(self.addressing) or not self.words
+
+    @property
+    def gaps(self) -> list[Gap]:
+        """What the best-covering source lacks, by concept (empty when addressed)."""
+        if self.addressed:
+            return []
+        best = (
+            max(self.per_source, key=lambda row: sum(row.values()))
+            if self.per_source
+            else {}
+        )
+        out: list[Gap] = []
+        for concept in self.concepts:
+            missing = [w for w in concept.essential if not best.get(w, False)]
+            if not missing:
+                continue
+            out.append(
+                Gap(
+                    concept.name_for(missing),
+                    any(w in concept.absent for w in missing),
+                    any(all(row.get(w, False) for w in missing) for row in self.per_source),
+                )
+            )
+        return out
+
+
+def _source_stems(pool: SourcePool, si: int) -> set[str]:
+    source = pool.sources[si]
+    return stems_of(f"{source.title} {source.abstract}")
+
+
+def check_coverage(
+    concepts: Sequence[Concept],
+    pool: SourcePool,
+    encoder: SentenceEncoder | None = None,
+    synonym_bar: float = SYNONYM_BAR,
+) -> Coverage:
+    """Per source, which essential words it has: literally (the word's stem in its title or
+    abstract), else, with an ``encoder``, when one of its words or word pairs reaches
+    ``synonym_bar`` cosine with the word ("IQ" / "intelligence quotient")."""
+    words = list(dict.fromkeys(w for c in concepts for w in c.essential))
+    per_source = [
+        {w: stem(w) in _source_stems(pool, si) for w in words} for si in range(len(pool.sources))
+    ]
+    todo = sorted({w for row in per_source for w, ok in row.items() if not ok})
+    if todo and encoder is not None:
+        similar = _similar_words(todo, pool, encoder, synonym_bar)
+        for si, row in enumerate(per_source):
+            for w in todo:
+                row[w] = row[w] or similar.get((w, si), False)
+    addressing = [
+        pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
+    ]
+    return Coverage(list(concepts), per_source, addressing)
+
+
+def _addresses(concepts: Sequence[Concept], found: dict[str, bool]) -> bool:
+    """Every essential word found, or all but one that the corpus uses (not a scarce one) while
+    at least :data:`TOLERATED_WITH` whole concepts are found."""
+    missing = [w for w, ok in found.items() if not ok]
+    if not missing:
+        return True
+    scarce = {w for c in concepts for w in c.scarce}
+    whole = sum(1 for c in concepts if c.essential and all(found[w] for w in c.essential))
+    return len(missing) == 1 and missing[0] not in scarce and whole >= TOLERATED_WITH
+
+
+def _similar_words(
+    words: Sequence[str], pool: SourcePool, encoder: SentenceEncoder, bar: float
+) -> dict[tuple[str, int], bool]:
+    """(word, source index) -> a word or word pair of the source reaches ``bar`` cosine."""
+    per_source: list[list[str]] = []
+    for source in pool.sources:
+        found = [w for w in words_of(f"{source.title} {source.abstract}") if _content(w)]
+        pairs = [f"{a} {b}" for a, b in zip(found, found[1:], strict=False)]
+        per_source.append(list(dict.fromkeys(found + pairs)))
+    vocab = list(dict.fromkeys(g for grams in per_source for g in grams))
+    if not vocab:
+        return {}
+    vectors = np.asarray(encoder.encode(list(words) + vocab), dtype=np.float32)
+    qv, wv = vectors[: len(words)], vectors[len(words) :]
+    sims = qv @ wv.T  # rows L2-normalised by the encoder
+    index = {g: i for i, g in enumerate(vocab)}
+    out: dict[tuple[str, int], bool] = {}
+    for wi, word in enumerate(words):
+        for si, grams in enumerate(per_source):
+            cols = [index[g] for g in grams]
+            out[(word, si)] = bool(cols) and float(sims[wi, cols].max()) >= bar
+    return out

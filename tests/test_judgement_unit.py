@@ -1,0 +1,180 @@
+"""The answer as a whole, fast: essential concepts, coverage, stance per source, the verdict that
+follows from the stances, and what the user reads first. A hashing encoder stands in for MiniLM
+(``test_judgement_real.py`` runs the real pipeline on the real index)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from grounding.compose import compose_extractive
+from grounding.concepts import check_coverage, question_concepts, question_stems
+from grounding.consensus import Judgement, cite, judge
+from grounding.evidence import select_evidence
+from grounding.sources import SourcePool
+from grounding.stance import SourceStance, sentence_stance, source_stance
+from tests.test_grounding_unit import HashEncoder
+
+TRAINING_NULL = (
+    "BACKGROUND: Working memory training is popular. METHODS: 120 adults trained for 20 days. "
+    "RESULTS: Trained participants improved on the trained task. CONCLUSIONS: Working memory "
+    "training did not improve fluid intelligence."
+)
+TRAINING_YES = (
+    "We randomised 80 students. Working memory training improved fluid intelligence scores "
+    "significantly compared with controls."
+)
+HEART = (
+    "Diabetic heart disease and heart failure were imaged with MRI in 60 patients. "
+    "Cardiovascular death was rare. Myocardial fibrosis was associated with lower ejection "
+    "fraction."
+)
+
+
+class Vocabulary:
+    """The whole index's words, as :class:`grounding.concepts.CorpusTerms` sees them."""
+
+    def __init__(self, texts: Sequence[str]) -> None:
+        from grounding.concepts import stems_of
+
+        self.chunks = [stems_of(t) for t in texts]
+
+    @property
+    def size(self) -> int:
+        return 1000  # as if the texts were a few of a large corpus's chunks
+
+    def chunks_with_stems(self, stems: Sequence[str]) -> int:
+        return sum(all(s in chunk for s in stems) for chunk in self.chunks)
+
+
+def test_concepts_are_the_rare_content_runs_not_the_question_frame() -> None:
+    concepts = question_concepts(
+        "Does dapagliflozin reduce cardiovascular death in heart failure?"
+    )
+    texts = [c.text for c in concepts]
+    assert "dapagliflozin" in texts and "heart failure" in texts
+    assert not any(w in ("does", "reduce") for c in concepts for w in c.words)
+    drug = concepts[texts.index("dapagliflozin")]
+    assert drug.essential == ("dapagliflozin",)
+    # a verb between two concepts ends the first one
+    split = [c.text for c in question_concepts("Does vonoprazan heal erosive esophagitis?")]
+    assert split[0] == "vonoprazan"
+
+
+def test_a_drug_no_abstract_mentions_is_named_and_gets_no_verdict() -> None:
+    question = "Does dapagliflozin reduce cardiovascular death in heart failure?"
+    corpus = Vocabulary([HEART, TRAINING_NULL])
+    pool = SourcePool.build(question, [HEART], HashEncoder())
+    coverage = check_coverage(question_concepts(question, corpus), pool)
+    assert not coverage.addressed and coverage.addressing == []
+    assert [(g.name, g.absent_from_index) for g in coverage.gaps] == [("dapagliflozin", True)]
+    j = judge(coverage, [], yes_no=True)
+    assert j.verdict is None and j.reason == "not_addressed"
+    assert j.lead == "No indexed abstract mentions dapagliflozin."
+    answer = compose_extractive(select_evidence(pool), titles=["Heart MRI"], judgement=j)
+    assert answer.abstained and answer.verdict is None
+    assert answer.sentences[0].claim == j.lead
+    assert answer.sentences[1].text == "Related reading: Heart MRI [1]."
+
+
+def test_a_concept_in_the_index_but_not_the_sources_is_named_as_such() -> None:
+    question = "Does working memory training improve fluid intelligence in dementia?"
+    corpus = Vocabulary([TRAINING_NULL, "Dementia care in nursing homes."])
+    pool = SourcePool.build(question, [TRAINING_NULL], HashEncoder())
+    j = judge(check_coverage(question_concepts(question, corpus), pool), [], yes_no=True)
+    assert not j.addressed and j.absent_from_index == [] and j.missing == ["dementia"]
+    assert j.lead == "None of the closest abstracts mentions dementia."
+
+
+def test_negation_scoped_to_what_the_question_does_not_ask_is_set_aside() -> None:
+    stems = question_stems("Does testosterone improve attention and psychomotor speed?")
+    said = sentence_stance(
+        "Testosterone improved attention and psychomotor speed, but not emotional state.", stems
+    )
+    assert said.stance == "yes"
+    asked = sentence_stance("Testosterone improved mood, but not attention.", stems)
+    assert asked.stance == "no"
+
+
+def test_wording_that_only_looks_negative_is_affirmative() -> None:
+    stems = question_stems("Does childhood intelligence predict lower mortality among siblings?")
+    said = sentence_stance(
+        "The longevity associated with higher intelligence cannot be explained by "
+        "within-family factors.",
+        stems,
+    )
+    assert said.stance == "yes"
+    assert sentence_stance("Intelligence did not predict mortality.", stems).stance == "no"
+
+
+def test_source_stance_reads_the_conclusion_and_names_its_sentence() -> None:
+    question = "Does working memory training improve fluid intelligence?"
+    pool = SourcePool.build(question, [TRAINING_NULL, TRAINING_YES], HashEncoder())
+    stems = question_stems(question)
+    first = source_stance(pool.sources[0], question, stems)
+    assert first.stance == "no"
+    assert first.sentence == "Working memory training did not improve fluid intelligence."
+    assert TRAINING_NULL[first.start : first.end] == first.sentence
+    assert source_stance(pool.sources[1], question, stems).stance == "yes"
+
+
+def test_a_yes_stands_only_when_the_classifier_also_finds_it_most_likely() -> None:
+    """The rules' "yes" is gated by the stance classifier (a confident wrong yes is the worst
+    answer); a plainly stated null finding stands on the rules alone."""
+    question = "Does working memory training improve fluid intelligence?"
+    pool = SourcePool.build(question, [TRAINING_YES, TRAINING_NULL], HashEncoder())
+    stems = question_stems(question)
+
+    def says(label: str):
+        def classify(_features: dict[str, float]) -> dict[str, float]:
+            return {k: (0.7 if k == label else 0.15) for k in ("yes", "no", "maybe")}
+        return classify
+
+    doubted = source_stance(pool.sources[0], question, stems, classify=says("no"))
+    assert doubted.stance == "unclear" and doubted.strength == 0.15
+    agreed = source_stance(pool.sources[0], question, stems, classify=says("yes"))
+    assert agreed.stance == "yes" and agreed.strength == 0.7
+    null = source_stance(pool.sources[1], question, stems, classify=says("yes"))
+    assert null.stance == "no" and null.strength == 0.9
+
+
+def _stances(*said: str, strength: float = 0.9) -> list[SourceStance]:
+    return [SourceStance(n, s, f"finding {n}.", 0, 1, strength) for n, s in enumerate(said, 1)]
+
+
+def _addressed(n: int):
+    question = "Does working memory training improve fluid intelligence?"
+    pool = SourcePool.build(question, [TRAINING_NULL] * n, HashEncoder())
+    return check_coverage(question_concepts(question), pool)
+
+
+def test_verdict_only_when_the_addressing_sources_agree_plainly() -> None:
+    agree = judge(_addressed(3), _stances("no", "no", "no"), yes_no=True)
+    assert agree.verdict == "no" and agree.reason == "agree"
+    assert agree.lead == "No (3 of 3 studies) [1–3]."
+    assert agree.summary == "3 studies: 3 no"
+    mixed = judge(_addressed(3), _stances("yes", "no", "yes"), yes_no=True)
+    assert mixed.verdict is None and mixed.reason == "mixed"
+    assert mixed.lead == "Mixed evidence (2 yes [1, 3], 1 no [2])."
+    weak = judge(_addressed(1), _stances("yes", strength=0.55), yes_no=True)
+    assert weak.verdict is None and weak.reason == "weak"
+    assert weak.lead == "No clear answer (1 study, not plainly yes or no) [1]."
+    unclear = judge(_addressed(2), _stances("unclear", "no"), yes_no=True)
+    assert unclear.verdict == "no" and unclear.lead == "No (1 of 2 studies) [2]."
+    assert judge(_addressed(2), _stances("no", "no"), yes_no=False).verdict is None
+
+
+def test_the_lead_and_its_deciding_sentences_open_the_answer() -> None:
+    question = "Does working memory training improve fluid intelligence?"
+    pool = SourcePool.build(question, [TRAINING_NULL], HashEncoder())
+    stems = question_stems(question)
+    stance = source_stance(pool.sources[0], question, stems)
+    j = judge(check_coverage(question_concepts(question), pool), [stance], yes_no=True)
+    answer = compose_extractive(select_evidence(pool), titles=["t"], judgement=j)
+    assert answer.text.startswith(
+        "No (1 study) [1]. Working memory training did not improve fluid intelligence [1]."
+    )
+
+
+def test_cite_writes_ranges() -> None:
+    assert cite([3, 1, 2]) == "[1–3]" and cite([1, 3]) == "[1, 3]" and cite([2]) == "[2]"
+    assert Judgement(True).summary == ""
