@@ -45,8 +45,8 @@ from chains.grounded import (
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
 from chains.turn import Turn
-from grounding.concepts import CorpusTerms
-from grounding.consensus import Judgement
+from grounding.concepts import CorpusTerms, question_concepts
+from grounding.consensus import Judgement, names
 from grounding.evidence import EvidenceSentence
 from grounding.sources import ArticleTexts
 from grounding.stance import StanceClassifier
@@ -119,11 +119,20 @@ def make_fit_step(
     return RunnableLambda(fit).with_config(run_name="fit_context")
 
 
+def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
+    """The question's essential words that no indexed abstract holds: a refused question (nothing
+    retrieved) is told which, so the user knows to extend the corpus rather than rephrase."""
+    if corpus is None:
+        return []
+    return list(dict.fromkeys(w for c in question_concepts(question, corpus) for w in c.absent))
+
+
 def make_stream_step(
     answer: Runnable,
     refusal: str,
     timeout_s: float | None = None,
     settings: GroundingSettings | None = None,
+    corpus: CorpusTerms | None = None,
 ) -> Runnable:
     """Turn -> events: the sources, the displayed answer pieces, the result. A refused turn
     (nothing retrieved) streams the refusal without calling the LLM; so do the extractive style
@@ -146,9 +155,15 @@ def make_stream_step(
             yield PreparedEvent(
                 searched_question=searched, filters=filters, rewrite=base["rewrite"]
             )
-            yield TokenEvent(text=refusal)
+            absent = absent_words(turn["question"], corpus)
+            said = f"No indexed abstract mentions {names(absent)}." if absent else refusal
+            yield TokenEvent(text=said)
             yield DoneEvent(
-                result=AnswerResult(answer=refusal, refused=True, style="refused", **base)
+                result=AnswerResult(
+                    answer=said, refused=True, style="refused", **base,
+                    addresses_question=not absent, missing_concepts=absent,
+                    absent_concepts=absent, verdict_reason="not_addressed" if absent else "",
+                )  # fmt: skip
             )
             return
         pool, evidence = turn["pool"], turn["evidence"]
@@ -268,7 +283,7 @@ def build_answer_tail(
     chain = (
         make_fit_step(template, count_tokens, budget, writes=settings.style != "extractive")
         | make_evidence_step(encoder, article_text, settings, corpus, classify_stance)
-        | make_stream_step(answer, refusal, timeout_s, settings)
+        | make_stream_step(answer, refusal, timeout_s, settings, corpus)
         | make_citation_step()
     )
     for step in postprocessors:

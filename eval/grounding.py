@@ -12,11 +12,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
+from eval.runner import answer_each, print_report
 from eval.support_scorer import score_answer
 from settings.config import Config
 from settings.errors import UserFacingError
@@ -136,44 +135,30 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     cfg = cfg.model_copy(update={"answer": cfg.answer.model_copy(update={"style": style})})
     runner = _Pipeline(cfg, args.mode)
     model = model_name(cfg)
-    out_fh = Path(args.out).open("w", encoding="utf-8") if args.out else None
-    rows: list[dict] = []
-    t0 = time.perf_counter()
-    try:
-        for i, q in enumerate(questions, start=1):
-            got = runner.answer(q["question"])
-            answer, refused = got["answer"], got["refused"]
-            score = score_answer(answer, got["sources"])
-            ref = q.get("long_answer")
-            row = {
-                "qid": q.get("qid"),
-                "question": q["question"],
-                "answer": answer,
-                "refused": refused,
-                "abstained": got["abstained"],
-                "style": got["style"],
-                "dropped": got["dropped"],
-                "seconds": got["seconds"],
-                "sentences": score.sentences,
-                "supported": score.supported,
-                "rate": score.rate,
-                "cites": score.cites,
-                "rougeL": rouge_l(ref, answer) if ref and not refused else None,
-            }
-            rows.append(row)
-            if out_fh:
-                out_fh.write(json.dumps(row) + "\n")
-                out_fh.flush()
-            if not args.json:
-                print(f"[{i}/{len(questions)}] {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    finally:
-        if out_fh:
-            out_fh.close()
+
+    def row_for(q: dict[str, Any]) -> dict[str, Any]:
+        got = runner.answer(q["question"])
+        answer, refused = got["answer"], got["refused"]
+        score = score_answer(answer, got["sources"])
+        ref = q.get("long_answer")
+        return {
+            "qid": q.get("qid"),
+            "question": q["question"],
+            "answer": answer,
+            "refused": refused,
+            "abstained": got["abstained"],
+            "style": got["style"],
+            "dropped": got["dropped"],
+            "seconds": got["seconds"],
+            "sentences": score.sentences,
+            "supported": score.supported,
+            "rate": score.rate,
+            "cites": score.cites,
+            "rougeL": rouge_l(ref, answer) if ref and not refused else None,
+        }
+
+    rows, seconds = answer_each(questions, row_for, args.out, quiet=args.json)
     report = summarize(rows, style, model)
-    report["seconds"] = round(time.perf_counter() - t0, 1)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        for k, v in report.items():
-            print(f"{k:26} {v}")
+    report["seconds"] = seconds
+    print_report(report, as_json=args.json)
     return 0

@@ -17,14 +17,12 @@ what the user reads first:
 from __future__ import annotations
 
 import argparse
-import json
-import sys
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from eval.grounding import load_questions
+from eval.runner import answer_each, print_report
 from settings.config import Config
 
 YES_NO = ("yes", "no")
@@ -109,27 +107,14 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
 
     questions = load_questions(Path(args.questions), args.split, args.limit)
     assistant = Assistant.from_config(cfg)
-    out_fh = Path(args.out).open("w", encoding="utf-8") if args.out else None
-    rows: list[dict[str, Any]] = []
-    t0 = time.perf_counter()
-    try:
-        for i, q in enumerate(questions, start=1):
-            row = answer_row(q, assistant.ask(q["question"], mode=args.mode))
-            rows.append(row)
-            if out_fh:
-                out_fh.write(json.dumps(row) + "\n")
-                out_fh.flush()
-            if not args.json:
-                print(f"[{i}/{len(questions)}] {time.perf_counter() - t0:.0f}s", file=sys.stderr)
-    finally:
-        if out_fh:
-            out_fh.close()
+    rows, seconds = answer_each(
+        questions,
+        lambda q: answer_row(q, assistant.ask(q["question"], mode=args.mode)),
+        args.out,
+        quiet=args.json,
+    )
     report = summarize(rows)
     report["mode"] = args.mode
-    report["seconds"] = round(time.perf_counter() - t0, 1)
-    if args.json:
-        print(json.dumps(report))
-    else:
-        for k, v in report.items():
-            print(f"{k:24} {v}")
+    report["seconds"] = seconds
+    print_report(report, as_json=args.json, width=24)
     return 0

@@ -89,7 +89,7 @@ def cite(numbers: Sequence[int]) -> str:
     return "[" + ", ".join(str(n) for n in ns) + "]"
 
 
-def _names(names: Sequence[str]) -> str:
+def names(names: Sequence[str]) -> str:
     names = list(dict.fromkeys(names))
     if len(names) <= 1:
         return "".join(names)
@@ -101,14 +101,14 @@ def missing_text(coverage: Coverage) -> str:
     gaps = coverage.gaps
     absent = [g.name for g in gaps if g.absent_from_index]
     if absent:
-        return f"No indexed abstract mentions {_names(absent)}."
+        return f"No indexed abstract mentions {names(absent)}."
     nowhere = [g.name for g in gaps if not g.in_some_source]
     if nowhere:
-        return f"None of the closest abstracts mentions {_names(nowhere)}."
+        return f"None of the closest abstracts mentions {names(nowhere)}."
     covered = [c.text for c in coverage.concepts if c.essential and c.text not in
                {g.name for g in gaps}]  # fmt: skip
-    together = f" together with {_names(covered)}" if covered else ""
-    return f"None of the closest abstracts addresses {_names([g.name for g in gaps])}{together}."
+    together = f" together with {names(covered)}" if covered else ""
+    return f"None of the closest abstracts addresses {names([g.name for g in gaps])}{together}."
 
 
 def _studies(n: int) -> str:

@@ -50,10 +50,11 @@ AFFIRMING_NEGATIONS = _rx(
     r"without compromising", r"without (?:loss|impairment|affecting)",
 )  # fmt: skip
 
-# "..., but not in X": the negation is about X alone (a scope the question may not ask about).
+# "..., but not in X": the negation is about X alone (up to four words; a scope the question may
+# not ask about).
 SCOPED_NOT = re.compile(
     r"(?:,?\s*\b(?:but|and|yet|though)\s+not\b|\(\s*not\b|,\s*not\b)\s*(?:(?:in|for|with|among|on|of|"
-    r"by|to|at|during)\b)?\s*([^,;.()]+)",
+    r"by|to|at|during)\b)?\s*((?:[\w'-]+ ?){1,4})",
     re.IGNORECASE,
 )
 
@@ -62,8 +63,8 @@ NULL_FINDING = _rx(
     r"relations?|link|evidence|benefits?|advantage|impact|influence|improvements?|increase|"
     r"reduction|changes?|decline|impairment|deficits?|role|support)",
     r"no (?:statistically )?significant",
-    r"(?:did|does|do|was|were|is|are|could|can|has|have|had|would|will) not (?:\w+ ){0,2}?"
-    r"(?:\w+)",
+    r"(?:did|does|do|was|were|is|are|could|can|has|have|had|would|will|may|might|should|must)"
+    r" not (?:\w+ ){0,2}?(?:\w+)",
     r"(?:didn't|doesn't|don't|wasn't|weren't|isn't|aren't|couldn't|cannot|can't|hasn't|haven't)"
     r" (?:\w+)",
     r"not (?:\w+ )?(?:significantly|statistically|associated|related|correlated|linked|different|"

@@ -93,6 +93,13 @@ def test_negation_scoped_to_what_the_question_does_not_ask_is_set_aside() -> Non
     assert said.stance == "yes"
     asked = sentence_stance("Testosterone improved mood, but not attention.", stems)
     assert asked.stance == "no"
+    # the negation is about the word right after it, not the noun it shares with the question
+    ears = question_stems("Is hearing loss in both ears associated with lower nonverbal IQ?")
+    contrast = sentence_stance(
+        "Bilateral but not unilateral hearing loss is associated with decreased nonverbal "
+        "intelligence.", ears,
+    )
+    assert contrast.stance == "yes"
 
 
 def test_wording_that_only_looks_negative_is_affirmative() -> None:

@@ -47,12 +47,12 @@ def chat(server: Server) -> Iterator[ChatPage]:
 def test_null_finding_sources_show_no_badges_and_the_answer_says_no(chat: ChatPage) -> None:
     answer = chat.ask(NULL_FINDING)
     text = answer.inner_text()
-    assert text.startswith("No: "), text
+    assert text.startswith("No ("), text
     # the line over the sources and a badge on each source that addresses the question
     assert "studies: " in text or "study: " in text, text
     badges = answer.locator("code").all_inner_texts()
     assert "says no" in badges and "says yes" not in badges, badges
-    chat.screenshot("verdict_null_finding")
+    chat.screenshot("verdict_null_finding.png")
 
 
 def test_a_drug_no_abstract_mentions_is_named_with_no_verdict(chat: ChatPage) -> None:
@@ -60,5 +60,5 @@ def test_a_drug_no_abstract_mentions_is_named_with_no_verdict(chat: ChatPage) ->
     text = answer.inner_text()
     assert text.startswith("No indexed abstract mentions dapagliflozin."), text
     assert "Related reading:" in text, text
-    assert not any(text.startswith(w) for w in ("Yes", "No:")), text
+    assert not any(text.startswith(w) for w in ("Yes", "No (")), text
     assert answer.locator("code").all_inner_texts() == []  # no stance badges: nothing addresses it
