@@ -156,7 +156,7 @@ def make_stream_step(
                 searched_question=searched, filters=filters, rewrite=base["rewrite"]
             )
             absent = absent_words(turn["question"], corpus)
-            said = f"No indexed abstract mentions {names(absent)}." if absent else refusal
+            said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
             yield TokenEvent(text=said)
             yield DoneEvent(
                 result=AnswerResult(

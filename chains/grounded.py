@@ -234,6 +234,6 @@ def judgement_record(judgement: Judgement | None) -> dict[str, Any]:
         "missing_concepts": judgement.missing,
         "absent_concepts": judgement.absent_from_index,
         "verdict_reason": judgement.reason,
-        "stance_summary": judgement.summary,
+        "stance_summary": judgement.summary if judgement.reason != "not_yes_no" else "",
         "lead": judgement.lead,
     }

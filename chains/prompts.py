@@ -62,11 +62,20 @@ def format_source(n: int, title: str, year: int | None, passage: str) -> str:
     return f"{head}\n{passage.strip()}"
 
 
+# The verdict line an answer opens with (grounding.consensus.lead_sentence)
+VERDICT_LINE = re.compile(
+    r"^\s*(?:(?:Yes|No) \(\d+ (?:of \d+ )?stud(?:y|ies)\)|Mixed evidence \([^)]*\)"
+    r"|No clear answer \([^)]*\))[^.]*\.\s*"
+)
+
+
 def format_history(turns: list[tuple[str, str]], max_answer_words: int = 50) -> str:
-    """Earlier turns for the rewrite prompt; long answers are shortened (the question matters)."""
+    """Earlier turns for the rewrite prompt; long answers are shortened (the question matters)
+    and lose their verdict line ("No (3 of 3 studies) [1–3].": a count, not what was found)."""
     lines = []
     for user, assistant in turns:
         lines.append(f"User: {user.strip()}")
+        assistant = VERDICT_LINE.sub("", assistant or "", count=1)
         if assistant:
             words = assistant.split()
             short = " ".join(words[:max_answer_words])

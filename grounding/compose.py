@@ -131,7 +131,11 @@ def compose_extractive(
         return abstention(titles)
     verdict = judgement.verdict if judgement else None
     verdict_sources = judgement.verdict_sources if judgement else []
-    deciding = _deciding_sentences(judgement)
+    # what the verdict rests on, quoted; a source the retrieval rates low is quoted only first
+    deciding = [
+        d for i, d in enumerate(_deciding_sentences(judgement))
+        if i == 0 or d.citations[0] not in weak_sources
+    ]  # fmt: skip
     findings = key_findings(
         evidence,
         settings.extractive_findings,
@@ -147,6 +151,7 @@ def compose_extractive(
         AnswerSentence(e.text, [e.source])
         for e in findings
         if " ".join(e.text.lower().split()) not in shown
+        and not (deciding and e.source in weak_sources)  # a weak source leads or says nothing
     ]
     sentences = (deciding + rest)[: max(settings.extractive_findings, len(deciding))]
     return ComposedAnswer(

@@ -141,9 +141,13 @@ def _assert_every_sentence_is_a_cited_abstract_sentence(result) -> None:  # noqa
     from eval.support_scorer import score_answer
 
     abstracts = [s.abstract for s in result.sources]
-    sentences = re.split(r"(?<=\]\.)\s+", result.answer)
+    lead = result.lead if result.lead and result.answer.startswith(result.lead[:8]) else ""
+    body = result.answer[len(lead) :].strip() if lead else result.answer
+    if lead:  # the verdict line: "No (3 of 3 studies) [1–3]." (cleaned to "[1, 2, 3]")
+        body = re.sub(r"^.*?\]\)?\.\s*", "", result.answer, count=1)
+    sentences = re.split(r"(?<=\]\.)\s+", body)
     assert all(re.search(r"\[\d+(, \d+)*\]\.$", s) for s in sentences), result.answer
-    for s in sentences[1 if result.verdict else 0 :]:  # every finding, verbatim
+    for s in sentences:  # every finding, verbatim
         claim = re.sub(r" \[\d+\]\.$", "", s)
         n = int(re.search(r"\[(\d+)\]\.$", s).group(1))
         assert claim.rstrip(".") in abstracts[n - 1], (claim, n)
@@ -152,7 +156,8 @@ def _assert_every_sentence_is_a_cited_abstract_sentence(result) -> None:  # noqa
 
 def test_extractive_style_answers_with_no_llm_loadable(small_index_cfg, monkeypatch) -> None:  # noqa: ANN001
     """answer.style: extractive with a model that cannot be loaded at all: every question is
-    still answered from the abstracts; a non-yes/no question never even tries the model."""
+    still answered from the abstracts, yes/no questions with their verdict line, and the model
+    is never even tried."""
     import chains.llm
     from chains.assistant import Assistant
     from settings.errors import ModelLoadError
@@ -170,12 +175,13 @@ def test_extractive_style_answers_with_no_llm_loadable(small_index_cfg, monkeypa
     assistant = Assistant.from_config(cfg)
     r = assistant.ask("What predicts burnout in nurses and how is it measured?", mode="plain")
     assert not tried and r.style in ("extractive", "abstain") and r.answer
-    for row in _pqa_questions(3):  # yes/no questions: the verdict needs the model, so none
+    for row in _pqa_questions(3):  # yes/no questions: the verdict is the stances', no model
         r = assistant.ask(row["question"], mode="plain")
-        assert not r.refused and r.style == "extractive" and r.verdict is None
+        assert not r.refused and r.style == "extractive"
+        assert r.lead or r.verdict_reason == "not_yes_no"  # some PubMedQA titles ask no yes/no
         assert r.sources[0].evidence and r.sources[0].abstract
         _assert_every_sentence_is_a_cited_abstract_sentence(r)
-    assert tried  # it did try (and the failure did not reach the user)
+    assert not tried  # the extractive style never loads the model, yes/no questions included
 
 
 class _ScriptedLLM:
