@@ -289,9 +289,8 @@ def check_coverage(
     abstract), else, with an ``encoder``, when one of its words or word pairs reaches
     ``synonym_bar`` cosine with the word ("IQ" / "intelligence quotient")."""
     words = list(dict.fromkeys(w for c in concepts for w in c.essential))
-    per_source = [
-        {w: stem(w) in _source_stems(pool, si) for w in words} for si in range(len(pool.sources))
-    ]
+    source_stems = [_source_stems(pool, si) for si in range(len(pool.sources))]  # once each
+    per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
     todo = sorted({w for row in per_source for w, ok in row.items() if not ok})
     if todo and encoder is not None:
         similar = _similar_words(todo, pool, encoder, synonym_bar)
