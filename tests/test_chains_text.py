@@ -191,6 +191,10 @@ def test_content_terms() -> None:
         ("What is IQ?", False),
         ("Island populations and IQ", False),
         ("How does it work?", False),
+        ("And does it also lower mortality?", True),
+        ("So, is it safe for kids?", True),
+        ("But what does it change?", False),
+        ("Android apps and IQ", False),
         ("", False),
     ],
 )
