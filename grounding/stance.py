@@ -50,6 +50,37 @@ AFFIRMING_NEGATIONS = _rx(
     r"without compromising", r"without (?:loss|impairment|affecting)",
 )  # fmt: skip
 
+# A negation that only defines who was studied ("than those WHO HAD NOT RECEIVED radiotherapy",
+# "women who did not exercise") or a condition ("IF a graft CANNOT BE found in time") states no
+# finding: removed before cues are read.
+NON_FINDING_NEGATIONS = re.compile(
+    r"\b(?:who|whom)\s+(?:had|have|has|did|do|does|was|were|is|are|could|can|would)\s*(?:not|n't)"
+    r"\s+(?:\w+)|\b(?:who|whom)\s+(?:cannot|can't|never)\s+\w+|"
+    r"\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?(?:is|are|was|were|do|does|did|can|could)\s*(?:not|n't)"
+    r"\s+\w+|\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?cannot\s+\w+",
+    re.IGNORECASE,
+)
+
+# A question that asks whether two things are the SAME ("Are ISF concentrations equivalent to
+# plasma concentrations?", "Does practice at teaching sites reflect community practice?") turns
+# the cues around: a difference found says no, a similarity found says yes.
+ASKS_SAMENESS = _rx(
+    r"same", r"similar(?:ly)?", r"equivalent", r"equal(?:ly)?", r"comparable", r"identical",
+    r"interchangeabl[ey]", r"reflects?", r"as (?:good|effective|safe|accurate|reliable) as",
+    r"non-?inferior",
+)  # fmt: skip
+DIFFERENCE_FOUND = _rx(
+    r"significant(?:ly)? (?:\w+ )?(?:higher|lower|greater|smaller|more|less|better|worse|"
+    r"different|differ\w*)", r"differ(?:s|ed)? (?:significantly|markedly)?", r"higher", r"lower",
+    r"greater", r"more", r"less", r"better", r"worse", r"superior", r"inferior",
+    r"significant differences?",
+)  # fmt: skip
+SAMENESS_FOUND = _rx(
+    r"similar", r"comparable", r"equivalent", r"identical", r"indistinguishable", r"same",
+    r"non-?inferior", r"no (?:statistically )?(?:significant )?differences?",
+    r"(?:did|does|do) not (?:significantly )?differ", r"not (?:significantly )?different",
+)  # fmt: skip
+
 # "..., but not in X": the negation is about X alone (up to four words; a scope the question may
 # not ask about).
 SCOPED_NOT = re.compile(
@@ -227,12 +258,17 @@ def _scoped_out(text: str, question_stems: set[str]) -> tuple[str, str | None]:
     return SCOPED_NOT.sub(drop, text), asked
 
 
-def sentence_stance(text: str, question_stems: set[str]) -> SentenceStance:
-    """The stance one sentence takes toward the question (see the module docstring)."""
+def sentence_stance(
+    text: str, question_stems: set[str], *, asks_sameness: bool = False
+) -> SentenceStance:
+    """The stance one sentence takes toward the question (see the module docstring).
+    ``asks_sameness``: the question asks whether two things are the same (:data:`ASKS_SAMENESS`)."""
+    if asks_sameness:
+        return _sameness_stance(text)
     body, asked = _scoped_out(text, question_stems)
     if asked is not None:  # "..., but not <what the question asks about>"
         return SentenceStance("no", 0.7, asked)
-    body = AFFIRMING_NEGATIONS.sub(" ", body)
+    body = NON_FINDING_NEGATIONS.sub(" ", AFFIRMING_NEGATIONS.sub(" ", body))
     doubt = DOUBT.search(body)
     null = NULL_FINDING.search(body)
     yes = AFFIRMATIVE.search(body)
@@ -246,6 +282,57 @@ def sentence_stance(text: str, question_stems: set[str]) -> SentenceStance:
         strength = 0.5 if hedged else 0.8
         return SentenceStance("yes", strength, yes.group(0))
     return SentenceStance(None, 0.0, "")
+
+
+def _sameness_stance(text: str) -> SentenceStance:
+    """A "same?" question: a similarity or a null difference says yes, a difference says no."""
+    body = NON_FINDING_NEGATIONS.sub(" ", AFFIRMING_NEGATIONS.sub(" ", text))
+    hedged = HEDGE.search(body) is not None
+    same = SAMENESS_FOUND.search(body)
+    if same is not None:
+        return SentenceStance("yes", 0.5 if hedged else 0.8, same.group(0))
+    differ = DIFFERENCE_FOUND.search(body)
+    if differ is not None:
+        return SentenceStance("no", 0.75 if hedged else 0.9, differ.group(0))
+    doubt = DOUBT.search(body)
+    if doubt is not None:
+        return SentenceStance("unclear", 0.5, doubt.group(0))
+    return SentenceStance(None, 0.0, "")
+
+
+# "siblings FROM THE SAME family", "IN a similar setting": a sameness word after a preposition
+# describes what was studied; it is not what the question asks.
+_DESCRIBES = re.compile(
+    r"\b(?:from|in|at|of|within|on|for|by|to|with|among|under|into)\s+(?:the\s+|a\s+|an\s+)?$",
+    re.IGNORECASE,
+)
+
+
+# A stance stated without a hedge (the rules' strength for an unhedged yes or no).
+PLAIN = 0.8
+
+
+def _says_both(
+    stance: Stance,
+    shared: set[str],
+    question_stems: set[str],
+    plain: Sequence[tuple[float, SentenceStance]],
+) -> bool:
+    """Does the abstract's conclusion also plainly state the OPPOSITE, in a sentence at least as
+    close to the question ("no difference ... based on UNILATERAL hearing loss" beside "adversely
+    affected by BILATERAL hearing loss")? Then the source is not read as a plain yes or no."""
+    if stance not in ("yes", "no"):
+        return False
+    opposite = "no" if stance == "yes" else "yes"
+    closeness = len(shared) / max(1, len(question_stems))
+    return any(r.stance == opposite and overlap >= closeness for overlap, r in plain)
+
+
+def asks_sameness(question: str) -> bool:
+    """Does the question ask whether two things are the same (not whether they differ)?"""
+    return any(
+        _DESCRIBES.search(question[: m.start()]) is None for m in ASKS_SAMENESS.finditer(question)
+    )
 
 
 def _answer_sentences(source: SourceText, n_last: int = 3) -> list[Sentence]:
@@ -285,12 +372,16 @@ def source_stance(
         s for s in source.sentences if (s.start, s.end) in findings and s not in answer
     ]
     best: tuple[float, Sentence, SentenceStance] | None = None
+    sameness = asks_sameness(question)
     last = source.sentences[-1] if source.sentences else None
+    plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
-        read = sentence_stance(sentence.text, question_stems)
+        read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
         if read.stance is None:
             continue
+        if sentence in answer and read.strength >= PLAIN:
+            plain.append((overlap, read))
         # a plain statement near the question's words first; answer sentences before key
         # findings, and the abstract's last sentence (where it concludes) before the others
         score = read.strength * (0.5 + overlap) - 0.01 * order + 0.1 * (sentence is last)
@@ -300,6 +391,8 @@ def source_stance(
         return SourceStance(source.n, "unclear")
     _, sentence, read = best
     stance: Stance = read.stance or "unclear"
+    if _says_both(stance, stems_of(sentence.text) & question_stems, question_stems, plain):
+        stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
         probs = classify(stance_features([s.text for s in answer], question, question_stems))

@@ -11,7 +11,7 @@ from grounding.concepts import check_coverage, question_concepts, question_stems
 from grounding.consensus import Judgement, cite, judge
 from grounding.evidence import select_evidence
 from grounding.sources import SourcePool
-from grounding.stance import SourceStance, sentence_stance, source_stance
+from grounding.stance import SourceStance, asks_sameness, sentence_stance, source_stance
 from tests.test_grounding_unit import HashEncoder
 
 TRAINING_NULL = (
@@ -185,3 +185,64 @@ def test_the_lead_and_its_deciding_sentences_open_the_answer() -> None:
 def test_cite_writes_ranges() -> None:
     assert cite([3, 1, 2]) == "[1–3]" and cite([1, 3]) == "[1, 3]" and cite([2]) == "[2]"
     assert Judgement(True).summary == ""
+
+
+def test_a_negation_that_only_defines_who_was_studied_is_no_finding() -> None:
+    stems = question_stems("Does radiotherapy affect prognosis after pelvic exenteration?")
+    said = sentence_stance(
+        "Patients who previously received radiotherapy have worse outcomes than those who had "
+        "not received radiotherapy after pelvic exenteration.",
+        stems,
+    )
+    assert said.stance == "yes"
+    graft = question_stems("Is there still a need for living-related liver transplantation?")
+    conditional = sentence_stance(
+        "Living-related transplantation provides a solution for urgent cases in which a graft "
+        "is needed, if a cadaveric graft cannot be found in time.",
+        graft,
+    )
+    assert conditional.stance != "no"
+    # the finding itself, negated, still says no
+    assert sentence_stance("Radiotherapy did not affect prognosis.", stems).stance == "no"
+
+
+def test_a_question_asking_sameness_reads_a_difference_as_no() -> None:
+    question = "Are interstitial fluid concentrations of meropenem equivalent to plasma levels?"
+    stems = question_stems(question)
+    assert asks_sameness(question)
+    lower = sentence_stance(
+        "Interstitial fluid concentrations of meropenem were significantly lower than plasma "
+        "concentrations.",
+        stems,
+        asks_sameness=True,
+    )
+    assert lower.stance == "no"
+    same = sentence_stance(
+        "Residency sites provide patient care similar to that found in community practice.",
+        question_stems("Does practice at residency sites reflect community practice?"),
+        asks_sameness=True,
+    )
+    assert same.stance == "yes"
+    assert not asks_sameness("Do elderly patients have different care needs?")
+    # a sameness word that describes who was studied is not what the question asks
+    assert not asks_sameness(
+        "Does childhood intelligence predict mortality when siblings from the same family are "
+        "compared?"
+    )
+
+
+def test_a_conclusion_that_plainly_says_both_is_no_plain_answer() -> None:
+    question = "Is hearing loss in both ears associated with lower nonverbal intelligence?"
+    abstract = (
+        "BACKGROUND: Hearing loss is common in children. METHODS: We studied 1,200 children. "
+        "CONCLUSIONS: There was no difference in nonverbal intelligence score based on "
+        "unilateral hearing loss. Nonverbal intelligence is adversely affected by bilateral "
+        "hearing loss even at mild levels."
+    )
+    pool = SourcePool.build(question, [abstract], HashEncoder())
+    said = source_stance(pool.sources[0], question, question_stems(question))
+    assert said.stance == "unclear"
+    # one plain finding alone still decides
+    single = SourcePool.build(question, [abstract.split(" Nonverbal intelligence is")[0]],
+                              HashEncoder())  # fmt: skip
+    assert source_stance(single.sources[0], question, question_stems(question)).stance == "no"
