@@ -245,8 +245,8 @@ GANG_TRUCE = "27708471"  # its record carries the abstract in English, Spanish a
 def test_a_real_trilingual_abstract_gives_english_evidence_only(small_retriever, encoder) -> None:  # noqa: ANN001
     from grounding.evidence import select_evidence
     from grounding.language import in_other_language
-    from grounding.settings import GroundingSettings
     from grounding.sources import SourcePool, join_chunks
+    from settings.grounding import GroundingSettings
 
     chunks = small_retriever.article_chunks(GANG_TRUCE)
     if not chunks:

@@ -19,12 +19,12 @@ from grounding.compose import ABSTAIN, compose_answer, compose_extractive
 from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.sentences import split_answer, split_sentences
-from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool, join_chunks
 from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
+from settings.grounding import GroundingSettings
 
 
 class HashEncoder:
