@@ -1,7 +1,8 @@
 """``python -m app <command>``: one entry point. Each command lives in the module that owns it.
 
 A command module exposes ``add_arguments(parser)`` and ``run(cfg, args) -> int``; it is imported
-only when its command runs, so ``--help`` and light commands start fast.
+only when its command runs (or its ``--help`` is asked for), so ``--help`` and light commands do
+not import the others' dependencies.
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 
 from settings.config import ConfigError, load_config
 from settings.errors import UserFacingError
@@ -69,9 +71,33 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
 }
 
 
-def _add(sub: argparse._SubParsersAction, name: str, help_: str, module: str) -> None:
+def named_command(argv: Sequence[str]) -> list[str]:
+    """The command (and subcommand) ``argv`` names, read as the parser will read them but without
+    importing anything: the first words, skipping ``--config`` and its value (also written
+    ``--config=FILE``, ``-cFILE`` or abbreviated, e.g. ``--conf FILE``)."""
+    words: list[str] = []
+    args = iter(argv)
+    for arg in args:
+        if arg.startswith("-"):
+            if words:  # the command's own options begin
+                break
+            if arg == "-c" or (len(arg) > 2 and "--config".startswith(arg)):
+                next(args, None)  # the option's value
+            continue
+        words.append(arg)
+        target = COMMANDS.get(words[0], ("", ""))[1]
+        if len(words) == 2 or isinstance(target, str):  # a command without subcommands
+            break
+    return words
+
+
+def _add(
+    sub: argparse._SubParsersAction, name: str, help_: str, module: str, load: bool = True
+) -> None:
     parser = sub.add_parser(name, help=help_, description=help_)
     parser.set_defaults(_module=module)
+    if not load:
+        return
     try:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as err:  # a command whose module is not installed/built yet
@@ -81,7 +107,10 @@ def _add(sub: argparse._SubParsersAction, name: str, help_: str, module: str) ->
         mod.add_arguments(parser)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The command line. With ``argv``, only the module of the command it names is imported (the
+    other commands' options are not needed to parse it); without, every command's."""
+    named = None if argv is None else named_command(argv)
     parser = argparse.ArgumentParser(prog="python -m app", description="PubMed research assistant")
     parser.add_argument(
         "--config", "-c", default=None, help="path to cfg.yaml (default: the repo's)"
@@ -89,18 +118,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_, target) in COMMANDS.items():
         if isinstance(target, str):
-            _add(sub, name, help_, target)
+            _add(sub, name, help_, target, load=named is None or named == [name])
         else:
             group = sub.add_parser(name, help=help_, description=help_)
             inner = group.add_subparsers(dest="subcommand", required=True)
             for sub_name, (sub_help, module) in target.items():
-                _add(inner, sub_name, sub_help, module)
+                load = named is None or named == [name, sub_name]
+                _add(inner, sub_name, sub_help, module, load=load)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     offline_env()
-    args = build_parser().parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
+    args = build_parser(argv).parse_args(argv)
     if getattr(args, "_missing", None):
         print(f"error: this command is not available: {args._missing}", file=sys.stderr)
         return 2

@@ -80,9 +80,3 @@ def running() -> bool:
     """Whether this process's background build is still running."""
     with _lock:
         return _process is not None and _process.poll() is None
-
-
-def exit_code() -> int | None:
-    """The background build's exit status once it ended (None: none started, or running)."""
-    with _lock:
-        return None if _process is None else _process.poll()

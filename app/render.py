@@ -54,12 +54,6 @@ def _escape_inline(text: str) -> str:
     return _ALL_PUNCT.sub(r"\\\1", text)
 
 
-def escape_paragraphs(text: str) -> str:
-    """Like :func:`escape_markdown` but keeps line breaks as paragraph breaks."""
-    lines = (escape_markdown(line) for line in (text or "").splitlines())
-    return "\n\n".join(line for line in lines if line)
-
-
 def escape_answer(text: str) -> str:
     """An answer piece from the LLM, made inert but with its ``[n]`` markers left linkable.
 

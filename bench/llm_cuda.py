@@ -1,10 +1,10 @@
 """``python -m bench.llm_cuda``: the transformers backend on a CUDA GPU, 4-bit NF4 (bitsandbytes,
-``llm.load_in_4bit: true``) against fp16, through the project's own loader (``chains.llm``).
+``llm.load_in_4bit: true``) against fp16, through the project's own loader (``llms.llm``).
 
 For each variant: load time, GPU memory after loading, how many linear layers really are 4-bit
 (``bitsandbytes.nn.Linear4bit``), time to first token, decode tokens/s, and the greedy answer to
 one fixed prompt (the two answers are printed side by side: 4-bit changes the numbers, so they
-may differ). Imports nothing beyond ``chains.llm`` and ``settings``, so it runs on a GPU machine
+may differ). Imports nothing beyond ``llms.llm`` and ``settings``, so it runs on a GPU machine
 with only torch, transformers, accelerate, bitsandbytes, gguf, pydantic and langchain-core.
 """
 
@@ -27,7 +27,7 @@ def _variant(model_path: str | None, gguf_file: str | None, four_bit: bool, toke
     import torch
     from langchain_core.messages import HumanMessage
 
-    from chains.llm import build_llm
+    from llms.llm import build_llm
     from settings.config import LLMConfig
 
     torch.cuda.empty_cache()

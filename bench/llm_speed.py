@@ -30,7 +30,7 @@ def _prompt(cfg):  # noqa: ANN001, ANN202
 
 def main(argv: list[str] | None = None) -> int:
     from bench.answer import backend_config
-    from chains.llm import build_llm
+    from llms.llm import build_llm
     from settings.config import load_config
 
     parser = argparse.ArgumentParser(description=__doc__)

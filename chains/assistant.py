@@ -125,7 +125,7 @@ class Assistant:
         if self._llm is None:
             with self._llm_lock:
                 if self._llm is None:
-                    from chains.llm import get_llm
+                    from llms.llm import get_llm
 
                     self._llm = get_llm(self.cfg.llm, root=self.cfg.root)
         return self._llm
@@ -142,7 +142,7 @@ class Assistant:
 
     def count_tokens(self, messages: Sequence[BaseMessage]) -> int:
         if self._count_tokens is None:
-            from chains.llm import message_token_counter
+            from llms.llm import message_token_counter
 
             self._count_tokens = message_token_counter(self.llm)
         return self._count_tokens(messages)

@@ -1,7 +1,7 @@
 """A time limit on a token stream: generation stops, and the caller says so, when it runs out.
 
 The model streams from a worker thread; leaving the stream closes it, which sets the thread's stop
-flag (chains/hf_chat.py, chains/streaming.py), so the model stops too and the next question is not
+flag (llms/hf_chat.py, llms/streaming.py), so the model stops too and the next question is not
 stuck behind it.
 """
 

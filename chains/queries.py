@@ -10,148 +10,41 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "also",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "him",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "may",
-        "might",
-        "must",
-        "shall",
-        "any",
-        "whether",
-        "there's",
-        "what's",
-        "effect",
-        "effects",
-        "effective",
-        "question",
-        "questions",
-        "answer",
-        "please",
-        "tell",
-        "know",
-        "regarding",
-        "concerning",
-    ]
+from grounding.terms import content_words
+from indexing.tokenize import STOPWORDS
+
+# A question's content words are those not in the project's stopword list, with two named
+# differences (plain indexing.tokenize.STOPWORDS would change the terms of 175 of the 1,217
+# questions in the question files, and the needs_context() of 3 of followups_dev's 20 follow-ups).
+# Dropped as well: how a question is asked rather than what about ("tell me", "regarding", "the
+# effect of"), and function words scikit-learn's list lacks.
+QUESTION_FILLER = frozenset(
+    "answer concerning effect effective effects know question questions regarding tell "
+    "did does doing having just shall theirs there's what's".split()
 )
+# Kept: words scikit-learn's list drops that carry a question's point ("among", "first", "still",
+# "without", "two", "less", "system", "whose"); a follow-up with them is not short of content.
+QUESTION_CONTENT = frozenset(
+    """
+    across afterwards almost alone along already although always among amongst amoungst amount
+    another anyhow anyone anything anyway anywhere around back became become becomes becoming
+    beforehand behind below beside besides beyond bill bottom call cannot cant co con couldnt
+    cry de describe detail done due eg eight either eleven else elsewhere empty enough etc even
+    ever every everyone everything everywhere except fifteen fifty fill find fire first five
+    former formerly forty found four front full get give go hasnt hence hereafter hereby herein
+    hereupon herself himself however hundred ie inc indeed interest keep last latter latterly
+    least less ltd made many meanwhile mill mine moreover mostly move much myself name namely
+    neither never nevertheless next nine nobody none noone nothing nowhere often one onto others
+    otherwise ourselves part per perhaps put rather re see seem seemed seeming seems serious
+    several show side since sincere six sixty somehow someone something sometime sometimes
+    somewhere still system take ten themselves thence thereafter thereby therefore therein
+    thereupon thick thin third though three throughout thru thus together top toward towards
+    twelve twenty two un upon us via well whatever whence whenever whereafter whereas whereby
+    wherein whereupon wherever whither whoever whole whose within without yet yourself
+    yourselves
+    """.split()
+)
+QUESTION_STOPWORDS = (STOPWORDS - QUESTION_CONTENT) | QUESTION_FILLER
 _PREAMBLE = re.compile(
     r"^(here\s+(are|is)|sure|okay|ok|certainly|of course|the following|below are|queries|"
     r"search queries|alternative|these are|i\s+(would|will|can)|standalone question|rewritten)\b",
@@ -164,16 +57,9 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*|\d{4}")
 
 
 def content_terms(text: str) -> list[str]:
-    """Lower-cased content words in order of appearance, without repeats."""
-    out: list[str] = []
-    for w in _WORD.findall(text):
-        lw = w.lower().strip("'-")
-        if len(lw) < 3 and not w.isupper():
-            continue
-        if lw in STOPWORDS or lw in out:
-            continue
-        out.append(lw)
-    return out
+    """Lower-cased content words in order of appearance, without repeats (years kept; words
+    under three letters only when written in capitals, as acronyms are)."""
+    return content_words(_WORD.findall(text), stopwords=QUESTION_STOPWORDS, min_len=3)
 
 
 def _same_term(a: str, b: str) -> bool:
@@ -269,7 +155,7 @@ def fallback_query(followup: str, previous_questions: Sequence[str], max_terms: 
     for q in reversed(previous_questions):
         for w in _WORD.findall(q):
             lw = w.lower()
-            if lw in STOPWORDS or (len(lw) < 3 and not w.isupper()):
+            if lw in QUESTION_STOPWORDS or (len(lw) < 3 and not w.isupper()):
                 continue
             if not _has(fu, lw) and not _has([k.lower() for k in key], lw):
                 key.append(w)

@@ -18,10 +18,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
-from chains.capabilities import capabilities
-from chains.llm import with_max_tokens
 from chains.prompts import format_history, format_source, render
 from chains.queries import guard_rewrite, parse_queries
+from llms.capabilities import capabilities
+from llms.llm import with_max_tokens
 
 MAX_PASSAGE_WORDS = 160  # a 135M model reads short passages better; also keeps prefill fast
 

@@ -138,8 +138,8 @@ class Scorer:
     """Everything one question needs: the LLM, prompts, the retriever (rag) and the budget."""
 
     def __init__(self, cfg: Config, setting: str) -> None:
-        from chains.llm import get_llm, message_token_counter
         from chains.prompts import Prompts
+        from llms.llm import get_llm, message_token_counter
 
         self.cfg = cfg
         self.setting = setting
@@ -170,7 +170,7 @@ class Scorer:
 
 
 def run(cfg: Config, args: argparse.Namespace) -> int:
-    from chains.capabilities import as_scorer
+    from llms.capabilities import as_scorer
 
     split = "dev" if args.calibrate else args.split
     rows = load_questions(Path(args.questions), split, args.limit)

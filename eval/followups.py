@@ -83,9 +83,9 @@ def metrics(ranks: Sequence[int | None]) -> dict:
 
 def make_rewriter(cfg):  # noqa: ANN001, ANN201 - Config -> (question, history) -> dict
     """The chains' rewrite step with the configured LLM (loaded once)."""
-    from chains.llm import get_llm
     from chains.prompts import Prompts
     from chains.steps import make_rewrite_step
+    from llms.llm import get_llm
 
     llm = get_llm(cfg.llm, root=cfg.root)
     step = make_rewrite_step(lambda: llm, Prompts.from_config(cfg).rewrite)

@@ -27,9 +27,9 @@ import numpy as np
 
 from grounding.evidence import select_evidence
 from grounding.sentences import split_sentences
-from grounding.settings import EvidenceWeights, GroundingSettings
 from grounding.sources import SourcePool, load_encoder
 from grounding.support import SupportChecker
+from settings.grounding import EvidenceWeights, GroundingSettings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 FPR_MAX = 0.02
@@ -134,7 +134,7 @@ def support_pairs(rows: list[dict], encoder) -> tuple[list, list]:  # noqa: ANN0
 
 
 def tune_support(pos: list, neg: list) -> dict:
-    fixed = GroundingSettings().abstract_coverage  # not tuned: see grounding.settings
+    fixed = GroundingSettings().abstract_coverage  # not tuned: see settings.grounding
 
     def measures(pairs: list) -> list[tuple[float, float | None, bool]]:
         out = []
@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--limit", type=int, default=None, help="first N dev questions")
     parser.add_argument("--parts", default="evidence,support,relevance",
                         help="comma-separated: evidence, support, relevance (without evidence, "
-                        "the weights in grounding.settings are used)")  # fmt: skip
+                        "the weights in settings.grounding are used)")  # fmt: skip
     args = parser.parse_args(argv)
     parts = set(args.parts.split(","))
     from settings.config import load_config

@@ -1,7 +1,7 @@
 """``python -m app eval tokenizer``: do gpt4all's llama.cpp and Hugging Face tokenise alike?
 
 The gpt4all backend loads a copy of the packaged GGUF whose pre-tokenizer name is rewritten
-(``chains/gguf_compat.py``), and counts prompt tokens with the Hugging Face tokenizer of the
+(``llms/gguf_compat.py``), and counts prompt tokens with the Hugging Face tokenizer of the
 original file. Both are only sound if the two give the same token ids. This compares them over
 real corpus sentences, chosen to include numbers, hyphenated terms and non-ASCII text, and
 reports the share of sentences whose ids differ (README, "GPT4All backend").
@@ -123,8 +123,8 @@ def corpus_texts(cfg: Config) -> list[str]:
 
 
 def run(cfg: Config, args: argparse.Namespace) -> int:
-    from chains.gguf_compat import cached_tokenizer
-    from chains.llm import build_llm, locate_model
+    from llms.gguf_compat import cached_tokenizer
+    from llms.llm import build_llm, locate_model
 
     llm_cfg = cfg.llm.model_copy(update={"backend": "gpt4all"})
     if args.gguf:

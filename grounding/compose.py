@@ -14,8 +14,8 @@ from typing import Literal
 
 from grounding.consensus import Judgement
 from grounding.evidence import EvidenceSentence, answers_question
-from grounding.settings import AnswerStyle, GroundingSettings
 from grounding.support import CheckedSentence, with_citations
+from settings.grounding import AnswerStyle, GroundingSettings
 
 ABSTAIN = "The retrieved abstracts do not answer this directly."
 VERDICT_WORDS = {"yes": "Yes", "no": "No", "maybe": "Maybe"}

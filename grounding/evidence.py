@@ -14,9 +14,9 @@ import numpy as np
 from rank_bm25 import BM25Okapi
 
 from grounding.language import in_other_language
-from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool
 from indexing.tokenize import tokenize
+from settings.grounding import GroundingSettings
 
 _KIND_PRIOR = {"conclusion": 1.0, "result": 0.8, "other": 0.0}
 

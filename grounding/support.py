@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
+from settings.grounding import GroundingSettings
 
 
 @dataclass(frozen=True)

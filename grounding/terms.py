@@ -8,8 +8,10 @@ words dropped), so "overlap" here means what it means to the retriever. Numbers 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+from collections.abc import Set as AbstractSet
 
-from indexing.tokenize import tokenize
+from indexing.tokenize import STOPWORDS, tokenize
 
 # "[1]", "[1, 2]", "[1-3]", "[1][3]", "[Source 2]"
 CITATION = re.compile(
@@ -22,6 +24,7 @@ GENERIC = frozenset(
     "suggests suggested associated association significant significantly data analysis "
     "used using use based including included compared group groups effect effects also".split()
 )
+_NOT_GENERIC = STOPWORDS | GENERIC  # what content_terms drops unless asked for generic words
 
 
 def strip_citations(text: str) -> str:
@@ -41,6 +44,34 @@ def citation_numbers(text: str) -> list[int]:
     return found
 
 
+def content_words(
+    words: Iterable[str],
+    *,
+    stopwords: AbstractSet[str] = STOPWORDS,
+    min_len: int = 2,
+    numbers: bool = True,
+) -> list[str]:
+    """The content words among ``words`` (a text's words, split as the caller needs), once each,
+    in order of first appearance: lower-cased, apostrophes and hyphens trimmed off their ends;
+    without ``stopwords``, without words shorter than ``min_len`` unless written in capitals (an
+    acronym: "AF", "US"), and, unless ``numbers``, without words that have no letter ("0.05").
+
+    The one content-word rule: a sentence's terms here, a question's (chains/queries.py) and the
+    verdict's overlap (chains/verdict/evidence.py) differ only in how the text is split and in
+    the stopwords, each named where it is used."""
+    out: list[str] = []
+    seen: set[str] = set()
+    for word in words:
+        w = word.lower().strip("'-")
+        if len(w) < min_len and not word.isupper():
+            continue
+        if w in stopwords or w in seen or not (numbers or any(ch.isalpha() for ch in w)):
+            continue
+        seen.add(w)
+        out.append(w)
+    return out
+
+
 def content_terms(text: str, *, generic: bool = False) -> set[str]:
     """Content words of a sentence (citations and numbers excluded: numbers are checked apart).
 
@@ -49,22 +80,13 @@ def content_terms(text: str, *, generic: bool = False) -> set[str]:
     compound outvote a sentence's other words. ``generic`` keeps words such as "study" or
     "found", which say nothing about WHICH source supports a claim but are words of it all
     the same (the "mostly made of words found in the source" gate counts them)."""
-    return {
-        t
-        for t in tokenize(strip_citations(text), stopwords=True)
-        if not _COMPOUND.search(t)
-        and (generic or t not in GENERIC)
-        and len(t) > 1
-        and not _is_number(t)
-    }
+    words = (t for t in tokenize(strip_citations(text), stopwords=True) if not _COMPOUND.search(t))
+    return set(
+        content_words(words, stopwords=STOPWORDS if generic else _NOT_GENERIC, numbers=False)
+    )
 
 
 _COMPOUND = re.compile(r"[-/.]")  # indexing.tokenize's compound separators
-
-
-def _is_number(token: str) -> bool:
-    """No letter in it: "0.05", "1.2-2.4" (numbers are compared by :func:`numbers`)."""
-    return not any(ch.isalpha() for ch in token)
 
 
 def normalise_number(raw: str) -> str:

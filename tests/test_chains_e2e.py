@@ -1,6 +1,6 @@
 """Every mode for real: the default SmolLM2-135M and the small real index (``small_index_cfg``).
 
-The model is loaded once per session (``chains.llm.get_llm`` caches it) with a small
+The model is loaded once per session (``llms.llm.get_llm`` caches it) with a small
 ``max_new_tokens``; each test asks only a few questions.
 """
 

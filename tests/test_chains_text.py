@@ -176,6 +176,17 @@ def test_content_terms() -> None:
     ]
 
 
+def test_question_stopwords_are_the_project_list_with_named_differences() -> None:
+    from chains.queries import QUESTION_CONTENT, QUESTION_FILLER
+    from indexing.tokenize import STOPWORDS
+
+    # each named difference is one: a kept word is one the project's list drops, an added one
+    # is one it lacks
+    assert QUESTION_CONTENT <= STOPWORDS and not QUESTION_FILLER & STOPWORDS
+    terms = content_terms("Tell me regarding aspirin among adults without diabetes in the US")
+    assert terms == ["aspirin", "among", "adults", "without", "diabetes", "us"]
+
+
 # ---- yes/no -----------------------------------------------------------------------------------
 
 

@@ -1,5 +1,6 @@
 """Command-line paths run as real subprocesses: ``ask --history`` with a wrong shape, ``index
-update`` on a small corpus of real articles, and ``bench ingest --sample 8``."""
+update`` on a small corpus of real articles, and ``bench ingest --sample 8``; and the command
+modules imported only when their command is named."""
 
 from __future__ import annotations
 
@@ -57,6 +58,49 @@ def pmid(record: bytes) -> str:
     m = PMID.search(record)
     assert m
     return m.group(1).decode()
+
+
+# ---- command modules load lazily ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["ask", "Does it help?", "--mode", "plain"],
+        ["-c", "x.yaml", "eval", "retrieval", "--questions", "q.jsonl", "--json"],
+        ["--config=x.yaml", "index", "stats"],
+        ["--conf", "x.yaml", "bench", "grounding"],
+        ["-cx.yaml", "serve", "--port", "8123"],
+    ],
+)
+def test_the_command_named_is_the_one_the_parser_reads(argv: list[str]) -> None:
+    from app.cli import build_parser, named_command
+
+    args = build_parser().parse_args(argv)
+    words = [args.command, getattr(args, "subcommand", None)]
+    assert named_command(argv) == [w for w in words if w]
+    assert vars(build_parser(argv).parse_args(argv)) == vars(args)
+
+
+def test_only_the_named_command_module_is_imported() -> None:
+    """``python -m app eval retrieval --help`` imports eval.retrieval and no other command's
+    module (they pull in the models, the index, Chainlit)."""
+    from app.cli import COMMANDS
+
+    modules = [t for _h, t in COMMANDS.values() if isinstance(t, str)]
+    modules += [m for _h, t in COMMANDS.values() if isinstance(t, dict) for _s, m in t.values()]
+    code = (
+        "import sys; from app.cli import build_parser\n"
+        "argv = ['eval', 'retrieval', '--help']\n"
+        "try: build_parser(argv).parse_args(argv)\n"
+        "except SystemExit: pass\n"
+        f"print(sorted(m for m in {modules!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "--questions" in out.stdout  # the named command's own options were added
+    assert out.stdout.strip().splitlines()[-1] == "['eval.retrieval']"
 
 
 # ---- ask --history ---------------------------------------------------------------------------

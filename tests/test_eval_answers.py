@@ -16,7 +16,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from app.config import Config, LLMConfig
-from chains.capabilities import Capabilities
 from chains.verdict import Calibration, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
@@ -25,6 +24,7 @@ from eval.answers import (
     load_questions,
     metrics,
 )
+from llms.capabilities import Capabilities
 
 E2E_LLM = LLMConfig(device="cpu", max_new_tokens=32)  # the same settings as the e2e tests: one load
 
@@ -135,7 +135,7 @@ def _run_scripted(
     from eval.answers import run
 
     fake = _ScriptedScorer(responses=list(responses))
-    monkeypatch.setattr("chains.llm.get_llm", lambda llm, root=None: fake)
+    monkeypatch.setattr("llms.llm.get_llm", lambda llm, root=None: fake)
     questions = _write(tmp_path / "scripted.jsonl", SCRIPTED)
     args = _args(questions=str(questions), limit=None, **kw)
     assert run(_scripted_cfg(tmp_path), args) == 0

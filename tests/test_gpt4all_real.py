@@ -37,8 +37,8 @@ CHAT = [
 
 @pytest.fixture(scope="module")
 def g4a():  # noqa: ANN201
-    from chains.gpt4all_chat import GPT4AllChatModel
-    from chains.llm import get_llm
+    from llms.gpt4all_chat import GPT4AllChatModel
+    from llms.llm import get_llm
 
     model = get_llm(LLMConfig(backend="gpt4all", device="cpu", max_new_tokens=32), root=REPO)
     assert isinstance(model, GPT4AllChatModel)
@@ -46,14 +46,14 @@ def g4a():  # noqa: ANN201
 
 
 def packaged_gguf() -> Path:
-    from chains.llm import default_model_location
+    from llms.llm import default_model_location
 
     loc = default_model_location()
     return loc.folder / str(loc.gguf_file)
 
 
 def test_loads_the_rewritten_copy_of_the_packaged_model(g4a) -> None:  # noqa: ANN001
-    from chains.gguf_compat import read_metadata
+    from llms.gguf_compat import read_metadata
 
     path = Path(g4a.client.config["path"])
     assert path.parent == REPO / "faiss_indices" / "gguf"
@@ -64,7 +64,7 @@ def test_loads_the_rewritten_copy_of_the_packaged_model(g4a) -> None:  # noqa: A
 def test_prompt_is_the_models_chatml_template_as_transformers_renders_it(g4a) -> None:  # noqa: ANN001
     from transformers import AutoTokenizer
 
-    from chains.gguf_compat import cached_tokenizer
+    from llms.gguf_compat import cached_tokenizer
 
     folder = cached_tokenizer(packaged_gguf(), REPO / "faiss_indices" / "gguf")
     hf = AutoTokenizer.from_pretrained(str(folder))
@@ -147,7 +147,7 @@ def test_cancelling_the_asyncio_task_stops_generation(g4a) -> None:  # noqa: ANN
 
 
 def test_token_counter_counts_the_prompt_llama_cpp_reads(g4a) -> None:  # noqa: ANN001
-    from chains.llm import message_token_counter
+    from llms.llm import message_token_counter
 
     count = message_token_counter(g4a)
     assert count(CHAT) == len(g4a.token_ids(g4a.render(CHAT), special=True))
@@ -167,7 +167,7 @@ def test_token_ids_agree_with_the_hugging_face_tokenizer_on_corpus_sentences(g4a
 
 
 def test_a_truncated_file_gives_a_clear_error(tmp_path: Path) -> None:
-    from chains.llm import build_llm
+    from llms.llm import build_llm
 
     broken = tmp_path / "broken.gguf"
     with (REPO / "faiss_indices" / "gguf" / "SmolLM2-135M-Instruct.Q4_1.gpt-2.gguf").open(
@@ -183,7 +183,7 @@ def test_a_truncated_file_gives_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_gguf_with_an_unknown_pre_tokenizer_names_the_fix(tmp_path: Path) -> None:
-    from chains.llm import build_llm
+    from llms.llm import build_llm
 
     own = tmp_path / "own.gguf"
     shutil.copyfile(packaged_gguf(), own)  # a user's own file is loaded as is: not rewritten

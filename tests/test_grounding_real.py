@@ -158,7 +158,7 @@ def test_extractive_style_answers_with_no_llm_loadable(small_index_cfg, monkeypa
     """answer.style: extractive with a model that cannot be loaded at all: every question is
     still answered from the abstracts, yes/no questions with their verdict line, and the model
     is never even tried."""
-    import chains.llm
+    import llms.llm
     from chains.assistant import Assistant
     from settings.errors import ModelLoadError
 
@@ -168,7 +168,7 @@ def test_extractive_style_answers_with_no_llm_loadable(small_index_cfg, monkeypa
         tried.append(1)
         raise ModelLoadError("no model here")
 
-    monkeypatch.setattr(chains.llm, "get_llm", no_llm)
+    monkeypatch.setattr(llms.llm, "get_llm", no_llm)
     cfg = small_index_cfg.model_copy(
         update={"answer": small_index_cfg.answer.model_copy(update={"style": "extractive"})}
     )
@@ -245,8 +245,8 @@ GANG_TRUCE = "27708471"  # its record carries the abstract in English, Spanish a
 def test_a_real_trilingual_abstract_gives_english_evidence_only(small_retriever, encoder) -> None:  # noqa: ANN001
     from grounding.evidence import select_evidence
     from grounding.language import in_other_language
-    from grounding.settings import GroundingSettings
     from grounding.sources import SourcePool, join_chunks
+    from settings.grounding import GroundingSettings
 
     chunks = small_retriever.article_chunks(GANG_TRUCE)
     if not chunks:

@@ -19,12 +19,12 @@ from grounding.compose import ABSTAIN, compose_answer, compose_extractive
 from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.sentences import split_answer, split_sentences
-from grounding.settings import GroundingSettings
 from grounding.sources import SourcePool, join_chunks
 from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
+from settings.grounding import GroundingSettings
 
 
 class HashEncoder:
@@ -135,6 +135,22 @@ def test_numbers_are_normalised_and_citations_ignored() -> None:
     # generic words are left out of the overlap with the best sentences, not out of the words
     assert "study" not in content_terms("The study found lower risk")
     assert "study" in content_terms("The study found lower risk", generic=True)
+
+
+def test_the_one_content_word_rule() -> None:
+    """grounding.terms.content_words, which the question and verdict words use too."""
+    from grounding.terms import content_words
+
+    words = ["The", "'Stroke'", "risk", "in", "AF", "af", "UK", "ox", "2019", "IQ-", "of", "x"]
+    # lower-cased, trimmed, once each, in order; stopwords out
+    assert content_words(words) == ["stroke", "risk", "af", "uk", "ox", "2019", "iq"]
+    # short words only in capitals (an acronym)
+    assert content_words(words, min_len=3) == ["stroke", "risk", "af", "uk", "2019", "iq"]
+    # words without a letter only when numbers count
+    assert "2019" not in content_words(words, numbers=False)
+    assert content_words(words, stopwords={"risk"}) == [
+        "the", "stroke", "in", "af", "uk", "ox", "2019", "iq", "of"
+    ]  # fmt: skip
 
 
 def test_join_chunks_drops_the_repeated_overlap() -> None:

@@ -1,7 +1,9 @@
 """Data flows one way: each layer imports only from the layers below it (README "How it works").
 
-settings (config, errors, offline env) < ingest < indexing < retrievers < chains < eval < bench
-< app (bench reads eval's question files; the CLI and the chat sit on top)
+settings (config, errors, offline env) < ingest < indexing < retrievers < grounding < llms
+< chains < eval < bench < app (bench reads eval's question files; the CLI and the chat sit on top)
+
+A layer may also be narrower than its place: ``llms`` (the chat models) imports ``settings`` only.
 """
 
 from __future__ import annotations
@@ -18,10 +20,15 @@ LAYERS: dict[str, int] = {
     "indexing": 2,
     "retrievers": 3,
     "grounding": 4,  # evidence sentences and the support check, used by the chains
-    "chains": 5,
-    "eval": 6,
-    "bench": 7,
-    "app": 8,
+    "llms": 5,  # the chat models and their capability flags, run by the chains
+    "chains": 6,
+    "eval": 7,
+    "bench": 8,
+    "app": 9,
+}
+# Layers that may import only some of the layers below them.
+ONLY: dict[str, set[str]] = {
+    "llms": {"settings"},  # a model backend knows nothing of PubMed, its index or its evidence
 }
 
 
@@ -52,3 +59,22 @@ def test_each_layer_imports_only_from_below(package: str) -> None:
         or (LAYERS[target] == LAYERS[package] and target != package)
     ]
     assert not upward, "imports against the layering:\n" + "\n".join(upward)
+
+
+@pytest.mark.parametrize("package", sorted(ONLY))
+def test_narrow_layers_import_only_what_they_name(package: str) -> None:
+    files = sorted((REPO / package).rglob("*.py"))
+    assert files, f"no modules in {package}/"
+    other = [
+        f"{f.relative_to(REPO)}:{line} imports {target}"
+        for f in files
+        for line, target in project_imports(f)
+        if target != package and target not in ONLY[package]
+    ]
+    assert not other, f"{package}/ may import only {sorted(ONLY[package])}:\n" + "\n".join(other)
+
+
+def test_every_package_has_a_layer() -> None:
+    """A package missing from LAYERS would go unchecked, and so would every import of it."""
+    packages = {p.parent.name for p in REPO.glob("*/__init__.py")} - {"tests"}
+    assert packages == set(LAYERS)

@@ -10,8 +10,8 @@ import pytest
 
 from app.config import LLMConfig
 from app.errors import ModelLoadError
-from chains import llm as llm_mod
-from chains.llm import DEFAULT_GGUF, build_llm, locate_model, message_token_counter
+from llms import llm as llm_mod
+from llms.llm import DEFAULT_GGUF, build_llm, locate_model, message_token_counter
 
 
 def test_default_model_is_found_without_importing_the_package() -> None:
@@ -103,8 +103,8 @@ def test_openai_backend_builds_a_streaming_chat_model(monkeypatch: pytest.Monkey
     )
     from langchain_openai import ChatOpenAI
 
-    from chains.capabilities import capabilities
-    from chains.llm import with_max_tokens
+    from llms.capabilities import capabilities
+    from llms.llm import with_max_tokens
 
     assert isinstance(model, ChatOpenAI)
     caps = capabilities(model)

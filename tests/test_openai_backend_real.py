@@ -166,7 +166,7 @@ def as_wire(messages: list[BaseMessage]) -> list[dict]:
 
 
 def test_a_streamed_answer_arrives_token_by_token() -> None:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     with ChatServer(PIECES, lockstep=True) as server:
         cfg = openai_cfg(server.base_url, max_new_tokens=77, temperature=0.0)
@@ -194,7 +194,7 @@ def test_a_streamed_answer_arrives_token_by_token() -> None:
 
 
 def test_invoke_and_the_per_call_token_cap_reach_the_server() -> None:
-    from chains.llm import get_llm, with_max_tokens
+    from llms.llm import get_llm, with_max_tokens
 
     with ChatServer(PIECES) as server:
         cfg = openai_cfg(server.base_url)
@@ -207,7 +207,7 @@ def test_invoke_and_the_per_call_token_cap_reach_the_server() -> None:
 
 
 def test_a_server_that_is_down_gives_a_clear_error() -> None:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     url = f"http://127.0.0.1:{free_port()}/v1"
     cfg = openai_cfg(url)
@@ -223,7 +223,7 @@ def test_a_server_that_is_down_gives_a_clear_error() -> None:
 
 
 def test_an_unknown_route_or_model_gives_a_clear_error() -> None:
-    from chains.llm import get_llm
+    from llms.llm import get_llm
 
     with ChatServer(PIECES) as server:
         cfg = openai_cfg(server.base_url.removesuffix("/v1") + "/wrong")

@@ -10,7 +10,6 @@ from typing import ClassVar
 import pytest
 from langchain_core.documents import Document
 
-from chains.capabilities import Capabilities
 from chains.verdict import (
     CLASSIFIER_FEATURES,
     EVIDENCE_TEMPLATE,
@@ -31,6 +30,7 @@ from chains.verdict import (
     verdict_evidence,
     verdict_features,
 )
+from llms.capabilities import Capabilities
 from settings.config import Config
 
 ABSTRACT = (

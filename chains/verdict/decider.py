@@ -16,7 +16,6 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 
 from chains.budget import TokenCounter, fit_prompt
-from chains.capabilities import as_scorer
 from chains.prompts import Prompts
 from chains.verdict.calibration import Calibration, Method
 from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
@@ -31,6 +30,7 @@ from chains.verdict.scoring import (
     verdict_features,
     yes_no_messages,
 )
+from llms.capabilities import as_scorer
 
 # room left for the verdict's few generated/scored tokens in the yes/no prompt's budget
 VERDICT_TOKENS = 80

@@ -11,6 +11,8 @@ from typing import Any
 
 from langchain_core.documents import Document
 
+from grounding.terms import content_words as _content_words
+
 # ---- evidence selection -------------------------------------------------------------------------
 # A 135M model reads a few sentences far better than three abstracts: the verdict is taken from the
 # retrieved article's conclusion (abstracts keep their section labels) plus the one sentence that
@@ -23,6 +25,9 @@ _CONCLUSION_LABEL = re.compile(
 _ANY_LABEL = re.compile(r"\b[A-Z][A-Z &/]{2,}[A-Z]\s*:\s*")  # "RESULTS:", "METHODS AND FINDINGS:"
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 _WORD = re.compile(r"[a-z0-9]+")
+# Not indexing.tokenize.STOPWORDS: the verdict classifier (prompts/yes_no.calibration.json) was
+# fitted on evidence chosen and overlaps counted with exactly this list; another list needs a refit
+# (eval answers --calibrate).
 _STOPWORDS = frozenset(
     "a an the of in on at to for and or is are was were be been do does did can could should "
     "would will may might must has have had with without by from as that this these those it its "
@@ -36,7 +41,7 @@ def split_sentences(text: str) -> list[str]:
 
 
 def content_words(text: str) -> set[str]:
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOPWORDS and len(w) > 2}
+    return set(_content_words(_WORD.findall(text.lower()), stopwords=_STOPWORDS, min_len=3))
 
 
 def conclusion_sentences(text: str, n_last: int = 2) -> tuple[list[str], bool]:

@@ -14,13 +14,13 @@ from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 
-from chains.capabilities import LikelihoodScorer, as_scorer
 from chains.prompts import render
 from chains.steps import answer_messages
 from chains.verdict.calibration import Calibration
 from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES, cue_features
 from chains.verdict.evidence import Evidence, verdict_evidence
 from chains.verdict.labels import VERDICTS, Verdict, parse_verdict_json
+from llms.capabilities import LikelihoodScorer, as_scorer
 
 # The answer slot of the JSON the yes/no prompt asks for; the options are scored right after it.
 SCORE_PREFIX = '{"draft": "", "answer": "'
@@ -90,7 +90,7 @@ def generate_verdict(
     max_words: int | None = 160,
 ) -> VerdictOutcome:
     """Ask for the JSON; if it is broken, score the options (after the draft when one was read)."""
-    from chains.llm import with_max_tokens
+    from llms.llm import with_max_tokens
 
     msgs = yes_no_messages(template, question, documents, max_words)
     raw = str(with_max_tokens(llm, max_new_tokens).invoke(msgs).content)

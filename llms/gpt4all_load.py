@@ -15,7 +15,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from chains.gguf_compat import cached_tokenizer, prepare_for_gpt4all
+from llms.gguf_compat import cached_tokenizer, prepare_for_gpt4all
 from settings.config import LLMConfig
 from settings.errors import ModelLoadError
 
@@ -77,9 +77,9 @@ def _tokenizer(source: Path, cache_dir: Path):  # noqa: ANN202 - tokenizers.Toke
 
 
 def load_gpt4all(llm: LLMConfig, loc, root: Path | None, *, packaged: bool):  # noqa: ANN001, ANN201
-    """``loc`` is a :class:`chains.llm.ModelLocation`; ``packaged``: the default model, whose
+    """``loc`` is a :class:`llms.llm.ModelLocation`; ``packaged``: the default model, whose
     pre-tokenizer name is rewritten in a cached copy (a user's own file is loaded as is)."""
-    from chains.gpt4all_chat import GPT4AllChatModel
+    from llms.gpt4all_chat import GPT4AllChatModel
 
     if not loc.gguf_file:
         raise ModelLoadError(

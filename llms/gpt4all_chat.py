@@ -26,9 +26,9 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from chains.capabilities import Capabilities
-from chains.hf_chat import to_chat_dicts
-from chains.streaming import StreamingChatModel, emit_chunks
+from llms.capabilities import Capabilities
+from llms.hf_chat import to_chat_dicts
+from llms.streaming import StreamingChatModel, emit_chunks
 from settings.errors import UserFacingError
 
 RAW_TEMPLATE = "%1%2"  # the prompt as is, and no text decoded after the reply

@@ -12,7 +12,7 @@ from langchain_core.language_models import LanguageModelInput
 from langchain_core.outputs import ChatGenerationChunk, ChatResult
 from langchain_openai import ChatOpenAI
 
-from chains.capabilities import Capabilities
+from llms.capabilities import Capabilities
 from settings.errors import UserFacingError
 
 

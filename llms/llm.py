@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from chains.capabilities import TokenCountingModel, capabilities
+from llms.capabilities import TokenCountingModel, capabilities
 from settings.config import LLMConfig
 from settings.errors import ModelLoadError
 from settings.offline import offline_env
@@ -123,7 +123,7 @@ def _load_huggingface(llm: LLMConfig, root: Path | None) -> BaseChatModel:
             f"the huggingface backend needs transformers and torch: {err}"
         ) from err
 
-    from chains.hf_chat import LocalHFChatModel
+    from llms.hf_chat import LocalHFChatModel
 
     hf_logging.disable_progress_bar()
     device = _resolve_device(llm.device)
@@ -199,7 +199,7 @@ def _load_gpt4all(llm: LLMConfig, root: Path | None) -> BaseChatModel:
             "llm.backend is gpt4all but the gpt4all package is not installed: "
             "`pip install gpt4all==2.8.2`, or set llm.backend: huggingface"
         )
-    from chains.gpt4all_load import load_gpt4all
+    from llms.gpt4all_load import load_gpt4all
 
     return load_gpt4all(llm, locate_model(llm, root), root, packaged=not llm.model_path)
 
@@ -211,7 +211,7 @@ def _load_openai(llm: LLMConfig, root: Path | None) -> BaseChatModel:
             "llm.openai_model in cfg.yaml"
         )
     try:
-        from chains.openai_chat import OpenAICompatibleChatModel
+        from llms.openai_chat import OpenAICompatibleChatModel
     except ImportError as err:
         raise ModelLoadError("llm.backend openai needs `pip install langchain-openai`") from err
     return OpenAICompatibleChatModel(

@@ -21,8 +21,8 @@ from langchain_core.messages import BaseMessage
 from langchain_core.outputs import ChatGenerationChunk
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from chains.capabilities import Capabilities
-from chains.streaming import StreamingChatModel, emit_chunks
+from llms.capabilities import Capabilities
+from llms.streaming import StreamingChatModel, emit_chunks
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system"}
 log = logging.getLogger(__name__)
