@@ -120,17 +120,24 @@ def _studies(n: int) -> str:
     return f"{n} {'study' if n == 1 else 'studies'}"
 
 
+def verdict_count(j: Judgement) -> str:
+    """The shown verdict and how many addressing studies give it: "No (3 of 3 studies)",
+    "No (1 study)"."""
+    assert j.verdict is not None
+    n = len(j.stances)
+    k = j.counts()[j.verdict]
+    how_many = _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
+    return f"{j.verdict.capitalize()} ({how_many})"
+
+
 def lead_sentence(j: Judgement) -> str:
     """The verdict line that opens the answer to a yes/no question, cited: the verdict and how
     many addressing studies give it ("No (3 of 3 studies) [1–3]."), "Mixed evidence (1 yes [3],
     2 no [1, 2])." or "No clear answer (1 study, not plainly yes or no) [1]."; "" when there is
     nothing to say. The findings it rests on follow it, quoted (see grounding.compose)."""
-    counts = j.counts()
     n = len(j.stances)
     if j.reason == "agree" and j.verdict is not None:
-        k = counts[j.verdict]
-        how_many = _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
-        return f"{j.verdict.capitalize()} ({how_many}) {cite(j.verdict_sources)}."
+        return f"{verdict_count(j)} {cite(j.verdict_sources)}."
     if j.reason == "mixed":
         yes = [s.source for s in j.stances if s.stance == "yes"]
         no = [s.source for s in j.stances if s.stance == "no"]

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from grounding.consensus import VERDICT_BAR, Judgement, cite
+from grounding.consensus import VERDICT_BAR, Judgement, cite, verdict_count
 from grounding.sentences import split_answer
 from grounding.stance import SourceStance, sentence_stance
 from grounding.support import SupportChecker, with_citations
@@ -75,16 +75,6 @@ def finding_clause(sentence: str) -> str:
     return clause
 
 
-def verdict_opening(j: Judgement) -> str:
-    """"No (3 of 3 studies) [1–3]" / "No (1 study)": the verdict and how many give it."""
-    assert j.verdict is not None
-    n = len(j.stances)
-    k = sum(s.stance == j.verdict for s in j.stances)
-    studies = f"{n} {'study' if n == 1 else 'studies'}"
-    how_many = studies if k == n == 1 else f"{k} of {studies}"
-    return f"{j.verdict.capitalize()} ({how_many})"
-
-
 def deciding_order(j: Judgement) -> list[SourceStance]:
     """The verdict sources with a deciding sentence, in source (retrieval) order, those that
     state the verdict plainly enough to show it (:data:`VERDICT_BAR`) first."""
@@ -99,7 +89,7 @@ def with_finding(j: Judgement, supports: FindingCheck) -> Judgement:
     (its verdict line, or its mixed / unclear / missing-concept line)."""
     if j.reason != "agree" or j.verdict is None:
         return j
-    opening = verdict_opening(j)
+    opening = verdict_count(j)
     for s in deciding_order(j):
         clause = finding_clause(s.sentence)
         if not supports(clause, s.source):
