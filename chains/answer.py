@@ -4,11 +4,12 @@ post-process the event stream.
 
 ``build_answer_tail`` composes::
 
-    fit_context | find_evidence | stream_answer | clean_citations | *postprocessors
+    fit_context | find_evidence | decide_lead | stream_answer | clean_citations | *postprocessors
 
 ``find_evidence`` also judges the answer as a whole (:func:`chains.grounded.judge_sources`): which
 sources address the question's essential concepts, what each says (its stance), and the verdict
-they support, if any.
+they support, if any, and the lead sentence stating it. ``decide_lead`` (:mod:`chains.lead`)
+lets a model that can write that lead instead, shown only when it passes the checks.
 
 ``stream_answer`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees, each
 with its whole abstract and key findings), the displayed :class:`TokenEvent` pieces (only
@@ -31,6 +32,7 @@ from langchain_core.runnables import (
     RunnableConfig,
     RunnableGenerator,
     RunnableLambda,
+    RunnablePassthrough,
 )
 
 from chains.budget import TokenCounter, fit_prompt
@@ -277,12 +279,15 @@ def build_answer_tail(
     postprocessors: Sequence[Runnable] = (),
     corpus: CorpusTerms | None = None,
     classify_stance: StanceClassifier | None = None,
+    lead: Runnable | None = None,
 ) -> Runnable:
-    """Turn -> events (see the module docstring)."""
+    """Turn -> events (see the module docstring). ``lead``: the ``decide_lead`` step
+    (:func:`chains.lead.make_lead_step`); without it the lead is the stances' always."""
     settings = settings or GroundingSettings()
     chain = (
         make_fit_step(template, count_tokens, budget, writes=settings.style != "extractive")
         | make_evidence_step(encoder, article_text, settings, corpus, classify_stance)
+        | (lead or RunnablePassthrough())
         | make_stream_step(answer, refusal, timeout_s, settings, corpus)
         | make_citation_step()
     )

@@ -22,6 +22,7 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from chains.answer import build_answer_tail, to_source
+from chains.lead import make_lead_step
 from chains.modes import ModeParts, build_mode_chains, make_followup_search_step
 from chains.prompts import Prompts
 from chains.question_checks import language_refusal, refusal_events, validate_question
@@ -164,6 +165,7 @@ class Assistant:
             postprocessors=postprocessors,
             corpus=corpus_terms(self.article_text.backend),
             classify_stance=load_stance_classifier(prompts.yes_no_path.parent),
+            lead=make_lead_step(self._model, prompts.lead, cfg.answer, cfg.llm.timeout_s),
         )
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),

@@ -28,6 +28,7 @@ from grounding.compose import ComposedAnswer, compose_answer, compose_extractive
 from grounding.concepts import CorpusTerms, check_coverage, question_concepts
 from grounding.consensus import Judgement, judge
 from grounding.evidence import EvidenceSentence, answers_question, select_evidence
+from grounding.lead import finding_clause, support_check, with_finding
 from grounding.sources import ArticleTexts, SentenceEncoder, SourcePool
 from grounding.stance import StanceClassifier, source_stance
 from grounding.stream import GroundedStream
@@ -87,7 +88,8 @@ def judge_sources(
     classify: StanceClassifier | None = None,
 ) -> Judgement:
     """Concept coverage of the question, then the stance of every source that covers its
-    essential concepts and has a relevant sentence, then the verdict they support.
+    essential concepts and has a relevant sentence, then the verdict they support, and the lead
+    sentence stating it with its deciding finding (:func:`grounding.lead.with_finding`).
 
     The concepts are the ``asked`` question's own; a follow-up with none of its own ("and in
     children?") takes those of the ``searched`` text (the follow-up in its conversation)."""
@@ -107,7 +109,9 @@ def judge_sources(
         for n in coverage.addressing
         if any(e.similarity >= settings.relevance_bar for e in evidence[n - 1])
     ]
-    return judge(coverage, stances, yes_no=is_yes_no_question(asked))
+    j = judge(coverage, stances, yes_no=is_yes_no_question(asked))
+    # the lead states the deciding finding when the support check passes it for its source
+    return with_finding(j, support_check(lambda: SupportChecker(pool, settings)))
 
 
 def evidence_spans(evidence: list[EvidenceSentence]) -> list[EvidenceSpan]:
@@ -145,6 +149,11 @@ class AnswerWriter:
         )
         self.uses_llm = settings.style != "extractive" and not self.extractive.abstained
         self._stream = GroundedStream(SupportChecker(pool, settings)) if self.uses_llm else None
+        self.lead_dropped: DroppedSentence | None = turn.get("lead_dropped")  # a model's lead
+        quoted = self.judgement.lead_quotes if self.judgement is not None else ""
+        if self._stream is not None and quoted:  # the model does not say the lead's finding again
+            for claim in (quoted, finding_clause(quoted)):
+                self._stream.checker.shown_already(claim)
         self._shown = ""
         self.composed: ComposedAnswer = self.extractive
 
@@ -203,9 +212,10 @@ class AnswerWriter:
 
     @property
     def dropped(self) -> list[DroppedSentence]:
+        lead = [self.lead_dropped] if self.lead_dropped is not None else []
         if self._stream is None:
-            return []
-        return [
+            return lead
+        return lead + [
             DroppedSentence(text=d.raw.strip(), reason=d.reason)
             for d in self._stream.decisions
             if not d.kept and any(c.isalnum() for c in d.raw)  # not a stray "." or "[1]."
@@ -236,4 +246,5 @@ def judgement_record(judgement: Judgement | None) -> dict[str, Any]:
         "verdict_reason": judgement.reason,
         "stance_summary": judgement.summary if judgement.reason != "not_yes_no" else "",
         "lead": judgement.lead,
+        "lead_by": judgement.lead_by,
     }

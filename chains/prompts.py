@@ -13,7 +13,7 @@ from pathlib import Path
 from settings.config import Config
 from settings.errors import UserFacingError
 
-_PLACEHOLDER = re.compile(r"\{(context|question|history|n)\}")
+_PLACEHOLDER = re.compile(r"\{(context|question|history|n|verdict|counts|findings)\}")
 
 
 class PromptError(UserFacingError):
@@ -27,6 +27,7 @@ class Prompts:
     multi_query: str
     yes_no: str
     yes_no_path: Path
+    lead: str = ""  # a yes/no answer's lead sentence, for a model that writes one (chains.lead)
 
     @classmethod
     def from_config(cls, cfg: Config) -> Prompts:
@@ -37,6 +38,7 @@ class Prompts:
             multi_query=_read(cfg.resolve(p.multi_query), "prompts.multi_query", ("question",)),
             yes_no=_read(cfg.resolve(p.yes_no), "prompts.yes_no", ("context", "question")),
             yes_no_path=cfg.resolve(p.yes_no),
+            lead=_read(cfg.resolve(p.lead), "prompts.lead", ("verdict", "counts", "findings")),
         )
 
 
@@ -53,7 +55,8 @@ def _read(path: Path, key: str, needed: tuple[str, ...]) -> str:
 
 
 def render(template: str, **values: object) -> str:
-    """Fill ``{context}``, ``{question}``, ``{history}``, ``{n}``; leave other braces alone."""
+    """Fill ``{context}``, ``{question}``, ``{history}``, ``{n}``, ``{verdict}``, ``{counts}``,
+    ``{findings}``; leave other braces alone."""
     return _PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), template)
 
 
@@ -62,16 +65,19 @@ def format_source(n: int, title: str, year: int | None, passage: str) -> str:
     return f"{head}\n{passage.strip()}"
 
 
-# The verdict line an answer opens with (grounding.consensus.lead_sentence)
+# The verdict line an answer opens with (grounding.consensus.lead_sentence), or the count that
+# opens a lead stating its finding ("No (3 of 3 studies) [1–3]: ", grounding.lead)
 VERDICT_LINE = re.compile(
-    r"^\s*(?:(?:Yes|No) \(\d+ (?:of \d+ )?stud(?:y|ies)\)|Mixed evidence \([^)]*\)"
-    r"|No clear answer \([^)]*\))[^.]*\.\s*"
+    r"^\s*(?:(?:Yes|No) \(\d+ (?:of \d+ )?stud(?:y|ies)\)(?:\s*\[[^\]]*\])?\s*:\s*"
+    r"|(?:(?:Yes|No) \(\d+ (?:of \d+ )?stud(?:y|ies)\)|Mixed evidence \([^)]*\)"
+    r"|No clear answer \([^)]*\))[^.]*\.\s*)"
 )
 
 
 def format_history(turns: list[tuple[str, str]], max_answer_words: int = 50) -> str:
     """Earlier turns for the rewrite prompt; long answers are shortened (the question matters)
-    and lose their verdict line ("No (3 of 3 studies) [1–3].": a count, not what was found)."""
+    and lose their verdict line ("No (3 of 3 studies) [1–3].": a count, not what was found; of a
+    lead that states its finding, only the count goes)."""
     lines = []
     for user, assistant in turns:
         lines.append(f"User: {user.strip()}")

@@ -110,6 +110,7 @@ class AnswerResult(BaseModel):
     verdict_reason: str = ""  # agree | mixed | unclear | weak | not_addressed | not_yes_no
     stance_summary: str = ""  # "3 studies: 3 no"
     lead: str = ""  # the answer's first sentence for a yes/no or unanswered question
+    lead_by: Literal["stances", "model", ""] = ""  # composed from the stances, or the model's
 
     def key_findings(self) -> list[tuple[int, EvidenceSpan]]:
         """(source number, evidence sentence) of every source, in source order."""

@@ -30,4 +30,5 @@ class Turn(TypedDict, total=False):
     judgement: Any  # grounding.consensus.Judgement: coverage, stances, verdict and its reason
     verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
     verdict_sources: list[int]  # the sources the verdict read (1-based)
+    lead_dropped: Any  # chains.result.DroppedSentence: a model's lead that was not shown
     timings: dict[str, float]

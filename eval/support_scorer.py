@@ -5,7 +5,10 @@ sources, every number it writes appears among that abstract's numbers and at lea
 words (4+ letters, not stop words) occur in that abstract. A verdict line is not a claim about an
 abstract and is left out of the count: a bare verdict ("Yes.", "No [1].") or one that only counts
 the sources' stances ("No (3 of 3 studies) [1–3].", "Mixed evidence (1 yes [3], 2 no [1, 2]).",
-"No clear answer (1 study, not plainly yes or no) [1].").
+"No clear answer (1 study, not plainly yes or no) [1]."). A lead that goes on to state a finding
+("No (3 of 3 studies) [1–3]: Training did not improve fluid intelligence [1].") is scored on that
+finding and ITS citations: the count before the colon is left out, the words after it are not.
+A citation range ("[1–3]") cites each source in it (its digits are no numbers of the claim).
 """
 
 from __future__ import annotations
@@ -15,7 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 WORD_SHARE = 0.5
-_CITE = re.compile(r"\[\s*(\d+(?:\s*[,;]\s*\d+)*)\s*\]")
+_CITE = re.compile(r"\[\s*(\d+(?:\s*[,;–-]\s*\d+)*)\s*\]")
+_RANGE = re.compile(r"(\d+)\s*[–-]\s*(\d+)")
 _WORD = re.compile(r"[a-z][a-z-]{3,}")
 _NUM = re.compile(r"(?<![\w.])\d+(?:\.\d+)?")
 _STOP = frozenset(
@@ -30,6 +34,11 @@ _VERDICT = re.compile(
     r"\s*(?:\[[\d,\s–-]+\])?\s*[.!]?$",
     re.IGNORECASE,
 )
+# "No (3 of 3 studies) [1–3]: " before a finding: the count, left out like a verdict line
+_VERDICT_OPENING = re.compile(
+    r"^(?:yes|no)\s*\(\d+ (?:of \d+ )?stud(?:y|ies)\)\s*(?:\[[\d,\s–-]+\])?\s*:\s*",
+    re.IGNORECASE,
+)
 _SPLIT = re.compile(r"(?<=[.!?])\s+(?=[A-Z\[])|(?<=\])\s+(?=[A-Z])")
 
 
@@ -38,13 +47,19 @@ def _num(raw: str) -> str:
 
 
 def sentences(answer: str) -> list[str]:
-    """Answer sentences (a plain regex split) without bare verdicts."""
+    """Answer sentences (a plain regex split) without bare verdicts; a lead's count before its
+    finding is left out, the finding kept."""
     parts = [p.strip() for p in _SPLIT.split(answer.strip()) if p.strip()]
-    return [p for p in parts if not _VERDICT.match(p)]
+    return [_VERDICT_OPENING.sub("", p, count=1) for p in parts if not _VERDICT.match(p)]
 
 
 def cites(sentence: str) -> list[int]:
-    return [int(n) for m in _CITE.finditer(sentence) for n in re.findall(r"\d+", m.group(1))]
+    out: list[int] = []
+    for m in _CITE.finditer(sentence):
+        for part in re.split(r"\s*[,;]\s*", m.group(1)):
+            r = _RANGE.fullmatch(part)
+            out.extend(range(int(r.group(1)), int(r.group(2)) + 1) if r else [int(part)])
+    return out
 
 
 def supported(sentence: str, sources: Sequence[str]) -> bool:

@@ -121,8 +121,9 @@ def compose_extractive(
 ) -> ComposedAnswer:
     """The key findings as the answer. With a ``judgement``: a question no source addresses
     gets its missing-concept message and the sources as related reading; otherwise its lead
-    sentence ("No: the 3 studies that address this found no such effect [1–3].") comes first,
-    then the deciding sentences of the sources it names, then the other findings.
+    sentence ("No (3 of 3 studies) [1–3]: Working memory training did not improve fluid
+    intelligence [1].") comes first, then the deciding sentences of the sources it names (not
+    the one the lead states), then the other findings.
     ``weak_sources`` (retrieval confidence "low") add no finding after the first."""
     settings = settings or GroundingSettings()
     if judgement is not None and not judgement.addressed:
@@ -131,10 +132,12 @@ def compose_extractive(
         return abstention(titles)
     verdict = judgement.verdict if judgement else None
     verdict_sources = judgement.verdict_sources if judgement else []
+    # the deciding sentence the lead already states is not quoted again (nor found again below)
+    quoted = _key(judgement.lead_quotes) if judgement and judgement.lead_quotes else ""
     # what the verdict rests on, quoted; a source the retrieval rates low is quoted only first
     deciding = [
-        d for i, d in enumerate(_deciding_sentences(judgement))
-        if i == 0 or d.citations[0] not in weak_sources
+        d for i, d in enumerate(_deciding_sentences(judgement, skip=quoted))
+        if (i == 0 and not quoted) or d.citations[0] not in weak_sources
     ]  # fmt: skip
     findings = key_findings(
         evidence,
@@ -146,14 +149,17 @@ def compose_extractive(
     )
     if verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))
-    shown = {" ".join(d.claim.lower().split()) for d in deciding}
+    shown = {_key(d.claim) for d in deciding} | ({quoted} if quoted else set())
     rest = [
         AnswerSentence(e.text, [e.source])
         for e in findings
-        if " ".join(e.text.lower().split()) not in shown
-        and not (deciding and e.source in weak_sources)  # a weak source leads or says nothing
+        if _key(e.text) not in shown
+        # a weak source leads or says nothing
+        and not ((deciding or quoted) and e.source in weak_sources)
     ]
-    sentences = (deciding + rest)[: max(settings.extractive_findings, len(deciding))]
+    # the lead's finding is one of the findings shown
+    limit = max(settings.extractive_findings - bool(quoted), 1)
+    sentences = (deciding + rest)[: max(limit, len(deciding))]
     return ComposedAnswer(
         "extractive",
         sentences,
@@ -163,14 +169,20 @@ def compose_extractive(
     )
 
 
-def _deciding_sentences(judgement: Judgement | None) -> list[AnswerSentence]:
-    """The sentences that decided the shown verdict (its sources'), or, when the evidence is
-    mixed, one deciding sentence per side: what the lead sentence rests on, quoted."""
+def _key(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+def _deciding_sentences(judgement: Judgement | None, skip: str = "") -> list[AnswerSentence]:
+    """The sentences that decided the shown verdict (its sources'; two, or one besides the one
+    the lead states: ``skip``), or, when the evidence is mixed, one deciding sentence per side:
+    what the lead sentence rests on, quoted."""
     if judgement is None:
         return []
     if judgement.verdict:
         chosen = [s for s in judgement.stances if s.stance == judgement.verdict and s.sentence]
-        return [AnswerSentence(s.sentence, [s.source]) for s in chosen[:2]]
+        chosen = [s for s in chosen if _key(s.sentence) != skip][: 1 if skip else 2]
+        return [AnswerSentence(s.sentence, [s.source]) for s in chosen]
     if judgement.reason == "mixed":
         sides = [
             next((s for s in judgement.stances if s.stance == side and s.sentence), None)

@@ -8,11 +8,14 @@ deterministically from the stances (no free text from the model):
 - not addressed: "No indexed abstract mentions dapagliflozin." / "None of the closest abstracts
   mentions pacifier use.": no verdict, the sources are related reading;
 - agreement, plainly stated: "No (3 of 3 studies) [1–3]." then the deciding findings, quoted;
+  with the pool's support check (:func:`grounding.lead.with_finding`) the line goes on to state
+  the deciding finding: "No (3 of 3 studies) [1–3]: Working memory training did not improve
+  fluid intelligence [1]." (a model that can may write the lead instead: ``chains.lead``);
 - disagreement: "Mixed evidence (2 yes [1, 3], 1 no [2])." then one finding of each side;
 - nothing stated plainly: "No clear answer (1 study, not plainly yes or no) [1]."
 
 The verdict line makes no claim of its own about any abstract (it counts the stances); every
-finding after it is an abstract's own sentence, cited.
+finding after it (or after its colon) is an abstract's own sentence, cited.
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ class Judgement:
     verdict: Verdict | None = None
     reason: VerdictReason = "not_yes_no"
     lead: str = ""  # the first sentence the user reads (citations included)
+    lead_quotes: str = ""  # the deciding sentence the lead states (not quoted again after it)
+    lead_by: Literal["stances", "model", ""] = ""  # who wrote the lead ("" when there is none)
 
     @property
     def missing(self) -> list[str]:
@@ -115,17 +120,24 @@ def _studies(n: int) -> str:
     return f"{n} {'study' if n == 1 else 'studies'}"
 
 
+def verdict_count(j: Judgement) -> str:
+    """The shown verdict and how many addressing studies give it: "No (3 of 3 studies)",
+    "No (1 study)"."""
+    assert j.verdict is not None
+    n = len(j.stances)
+    k = j.counts()[j.verdict]
+    how_many = _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
+    return f"{j.verdict.capitalize()} ({how_many})"
+
+
 def lead_sentence(j: Judgement) -> str:
     """The verdict line that opens the answer to a yes/no question, cited: the verdict and how
     many addressing studies give it ("No (3 of 3 studies) [1–3]."), "Mixed evidence (1 yes [3],
     2 no [1, 2])." or "No clear answer (1 study, not plainly yes or no) [1]."; "" when there is
     nothing to say. The findings it rests on follow it, quoted (see grounding.compose)."""
-    counts = j.counts()
     n = len(j.stances)
     if j.reason == "agree" and j.verdict is not None:
-        k = counts[j.verdict]
-        how_many = _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
-        return f"{j.verdict.capitalize()} ({how_many}) {cite(j.verdict_sources)}."
+        return f"{verdict_count(j)} {cite(j.verdict_sources)}."
     if j.reason == "mixed":
         yes = [s.source for s in j.stances if s.stance == "yes"]
         no = [s.source for s in j.stances if s.stance == "no"]
@@ -148,6 +160,7 @@ def judge(
         j = Judgement(False, coverage.gaps, reason="not_addressed")
         j.addressing = list(coverage.addressing)
         j.lead = missing_text(coverage)
+        j.lead_by = "stances"
         return j
     j = Judgement(True, stances=list(stances), addressing=list(coverage.addressing))
     if not yes_no:
@@ -164,4 +177,5 @@ def judge(
         j.reason = "agree" if plain else "weak"
         j.verdict = verdict if plain else None
     j.lead = lead_sentence(j)
+    j.lead_by = "stances" if j.lead else ""
     return j

@@ -148,6 +148,10 @@ class SupportChecker:
                 return True
         return False
 
+    def shown_already(self, claim: str) -> None:
+        """``claim`` is on screen already (the lead's finding): a repeat of it is dropped."""
+        self._seen.add(_norm(strip_citations(claim)))
+
     def check(self, sentence: str, vector: np.ndarray | None = None) -> CheckedSentence:
         """Decide one sentence; ``vector`` (its MiniLM embedding) is computed if needed.
 

@@ -2,12 +2,16 @@
 
 Our local models declare :data:`Capabilities` as a class attribute ``capabilities``; a model
 without one (a test double, a third-party chat model) can do none of it.
+
+What a backend class cannot know, because it depends on the weights it runs, is granted per model
+from cfg.yaml (:data:`GRANTABLE`, e.g. ``llm.writes_lead``) by :func:`grant` when the model is
+built, and read back by :func:`capabilities` like a declared one. No class grants it itself.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from langchain_core.messages import BaseMessage
@@ -19,9 +23,15 @@ class Capabilities:
     continues_prefix: bool = False  # accepts ``assistant_prefix=`` (continues a begun turn)
     counts_tokens: bool = False  # ``encode_messages``: exact prompt token counts
     max_tokens_kwarg: str | None = None  # the per-call generation cap, for ``.bind(...)``
+    # writes a yes/no answer's lead sentence well enough to be shown once the support check and
+    # the stances' verdict pass it (chains.lead); granted in cfg.yaml, never to the 135M default
+    writes_lead: bool = False
 
 
 NONE = Capabilities()
+# Capabilities of the weights, not of the backend: granted per model from cfg.yaml (llm.*).
+GRANTABLE = frozenset({"writes_lead"})
+_GRANTED = "granted_capabilities"  # where a model keeps its grants: its LangChain ``metadata``
 
 
 @runtime_checkable
@@ -54,9 +64,28 @@ class TokenCountingModel(Protocol):
 
 
 def capabilities(model: Any) -> Capabilities:
-    """The model's declared capabilities (:data:`NONE` for a model that declares none)."""
+    """The model's declared capabilities (:data:`NONE` for a model that declares none), with
+    those granted to it from cfg.yaml (:func:`grant`)."""
     caps = getattr(type(model), "capabilities", None)
-    return caps if isinstance(caps, Capabilities) else NONE
+    caps = caps if isinstance(caps, Capabilities) else NONE
+    metadata = getattr(model, "metadata", None)
+    granted = metadata.get(_GRANTED) if isinstance(metadata, dict) else None
+    if granted:
+        on: dict[str, Any] = {name: True for name in granted if name in GRANTABLE}
+        caps = replace(caps, **on)
+    return caps
+
+
+def grant(model: Any, **flags: bool) -> Any:
+    """Grant ``model`` the capabilities of :data:`GRANTABLE` set true in ``flags`` (cfg.yaml's
+    say about the weights); kept in the model's LangChain ``metadata`` (shown in traces)."""
+    unknown = set(flags) - GRANTABLE
+    if unknown:
+        raise ValueError(f"not grantable from the config: {', '.join(sorted(unknown))}")
+    names = sorted(name for name, on in flags.items() if on)
+    if names:
+        model.metadata = {**(getattr(model, "metadata", None) or {}), _GRANTED: names}
+    return model
 
 
 def as_scorer(model: Any) -> LikelihoodScorer | None:

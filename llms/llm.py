@@ -20,7 +20,7 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from llms.capabilities import TokenCountingModel, capabilities
+from llms.capabilities import TokenCountingModel, capabilities, grant
 from settings.config import LLMConfig
 from settings.errors import ModelLoadError
 from settings.offline import offline_env
@@ -233,13 +233,15 @@ _BACKENDS: dict[str, Callable[[LLMConfig, Path | None], BaseChatModel]] = {
 
 
 def build_llm(llm: LLMConfig, *, root: Path | None = None) -> BaseChatModel:
-    """The configured chat model (relative ``llm.model_path`` resolves against ``root``)."""
+    """The configured chat model (relative ``llm.model_path`` resolves against ``root``), with
+    the capabilities cfg.yaml grants it (``llm.writes_lead``)."""
     loader = _BACKENDS.get(llm.backend)
     if loader is None:
         raise ModelLoadError(
             f"unknown llm.backend {llm.backend!r}: use one of {', '.join(_BACKENDS)}"
         )
-    return loader(llm, root)
+    # what the weights can do, the backend cannot know: cfg.yaml says (off by default)
+    return grant(loader(llm, root), writes_lead=llm.writes_lead)
 
 
 def approx_token_count(text: str) -> int:

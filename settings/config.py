@@ -170,6 +170,12 @@ class LLMConfig(_Section):
     gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
     openai_base_url: str | None = None
     openai_model: str | None = None
+    writes_lead: bool = Field(
+        False,
+        description="the model writes a yes/no answer's lead sentence (answer.style auto or "
+        "generative), shown only when the support check passes it and it states the stances' "
+        "verdict; false for the 135M default, whose lead is composed from the stances",
+    )
 
 
 class PromptsConfig(_Section):
@@ -179,6 +185,7 @@ class PromptsConfig(_Section):
     rewrite: str = "prompts/rewrite.txt"
     multi_query: str = "prompts/multi_query.txt"
     yes_no: str = "prompts/yes_no.txt"
+    lead: str = "prompts/lead.txt"  # a yes/no answer's lead, for a model that writes one
 
 
 class ChainsConfig(_Section):

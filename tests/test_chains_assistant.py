@@ -245,8 +245,9 @@ def test_yes_no_verdict_follows_the_stance_of_the_source_that_addresses_it() -> 
     n22 = next(s.n for s in r.sources if s.pmid == "22")
     assert [s.stance for s in r.sources if s.stance] == ["yes"]
     assert r.verdict == "yes" and r.verdict_sources == [n22] and r.verdict_reason == "agree"
+    # the lead states the answer, how many studies give it and the deciding finding, cited
     assert r.answer == (
-        f"Yes (1 study) [{n22}]. Stimulant medication helped children with ADHD [{n22}]."
+        f"Yes (1 study): Stimulant medication helped children with ADHD [{n22}]."
     )
 
 

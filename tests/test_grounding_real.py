@@ -143,14 +143,19 @@ def _assert_every_sentence_is_a_cited_abstract_sentence(result) -> None:  # noqa
     abstracts = [s.abstract for s in result.sources]
     lead = result.lead if result.lead and result.answer.startswith(result.lead[:8]) else ""
     body = result.answer[len(lead) :].strip() if lead else result.answer
-    if lead:  # the verdict line: "No (3 of 3 studies) [1–3]." (cleaned to "[1, 2, 3]")
+    if lead:  # the verdict line: "No (3 of 3 studies) [1–3]." (cleaned to "[1, 2, 3]"), or
+        # the lead stating its finding: "No (3 of 3 studies) [1, 2, 3]: <finding> [1]."
         body = re.sub(r"^.*?\]\)?\.\s*", "", result.answer, count=1)
+        stated = re.match(r"^(?:Yes|No) \([^)]*\)(?: \[[^\]]*\])?: (.+ \[\d+\]\.)$", lead)
+        if stated:  # the finding is an abstract's own words (its first letter capitalised)
+            body = f"{stated.group(1)} {body}".strip()
     sentences = re.split(r"(?<=\]\.)\s+", body)
     assert all(re.search(r"\[\d+(, \d+)*\]\.$", s) for s in sentences), result.answer
     for s in sentences:  # every finding, verbatim
         claim = re.sub(r" \[\d+\]\.$", "", s)
         n = int(re.search(r"\[(\d+)\]\.$", s).group(1))
-        assert claim.rstrip(".") in abstracts[n - 1], (claim, n)
+        text = " ".join(abstracts[n - 1].split())
+        assert claim.rstrip(".") in text or claim.rstrip(".")[1:] in text, (claim, n)
     assert score_answer(result.answer, abstracts).rate == 1.0
 
 

@@ -4,12 +4,14 @@ style (no model text). Each test names the question kind it stands for."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
 from app.config import Config
 from chains.result import AnswerResult
+from grounding.lead import finding_clause
 
 UNINDEXED_DRUG = "Does dapagliflozin reduce cardiovascular death in heart failure?"
 NULL_FINDING = "Does working memory training improve fluid intelligence?"
@@ -65,10 +67,15 @@ def test_sources_that_all_report_a_null_finding_answer_no(assistant: Any) -> Non
     assert r.answer.startswith("No ("), r.answer
     deciding = [s for s in r.sources if s.n in r.verdict_sources]
     assert deciding and all(s.stance == "no" for s in deciding)
-    # the deciding sentence is the abstract's own, quoted right after the lead, cited
-    first = r.sentences[0]
-    source = r.sources[first.citations[0] - 1]
-    assert first.text == source.stance_sentence and first.text in source.abstract
+    # the lead states a deciding finding, the abstract's own words, cited to that abstract
+    # ("No (2 of 3 studies) [1, 2]: <finding> [1]."); any other deciding sentence follows it
+    m = re.match(r"No \(\d+ (?:of \d+ )?stud(?:y|ies)\)(?: \[[^\]]*\])?: (.+) \[(\d+)\]\.$",
+                 r.lead)  # fmt: skip
+    assert m, r.lead
+    source = r.sources[int(m.group(2)) - 1]
+    assert source.n in r.verdict_sources
+    assert finding_clause(source.stance_sentence).rstrip(".") == m.group(1)
+    assert m.group(1)[1:] in " ".join(source.abstract.split())
     assert r.stance_summary.endswith("no") and "yes" not in r.stance_summary
 
 
