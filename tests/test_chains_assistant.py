@@ -364,8 +364,9 @@ def test_abstracts_that_do_not_answer_get_an_honest_abstention_without_the_llm()
 
 
 def test_the_default_style_is_extractive_and_the_llm_writes_nothing() -> None:
-    """The 135M default model's generated sentences are not shown by default (README: measured);
-    the LLM is still asked for the verdict, never for the answer text."""
+    """The 135M default model's generated sentences are not shown by default (measured:
+    docs/measurements-answers.md); the LLM is still asked for the verdict, never for the answer
+    text."""
     assert Config().answer.style == "extractive"
     a, llm, _ = make(["Invented claim that methylphenidate cures ADHD [1]."], cfg=Config())
     r = a.ask("What does methylphenidate do in ADHD adults?", mode="plain")
