@@ -12,7 +12,9 @@ import hashlib
 import json
 import os
 import re
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -134,6 +136,17 @@ def small_retriever(small_index_cfg):
     from retrievers.loading import load_retriever
 
     return load_retriever(small_index_cfg)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright, one per test module (skipped when it is absent);
+    each test opens its own tabs (tests/browser/harness.py ``ChatPage``)."""
+    from tests.browser.harness import chromium, require_chromium
+
+    require_chromium()
+    with chromium() as launched:
+        yield launched
 
 
 # ---- CI tells the truth: a skipped test is a failure there, except for what CI cannot have ----

@@ -8,7 +8,6 @@ written and reused, and that an index built with ``auto`` is queried with the ba
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -33,15 +32,12 @@ from indexing.backend_cache import (
     write_decision,
 )
 from tests.conftest import PUBMED_DIR, require_shared_data
+from tests.helpers import cfg_at
 
 
 def m(backend: str, rate: float, cos_min: float = 1.0, cos_mean: float | None = None,
       note: str = "") -> Measurement:
     return Measurement(backend, rate, cos_min, cos_min if cos_mean is None else cos_mean, 64, note)
-
-
-def cfg_at(tmp_path: Path, **index):
-    return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t", **index}})
 
 
 # -- the rule ------------------------------------------------------------------------------------

@@ -149,10 +149,20 @@ def test_standalone_follow_up_is_searched_unchanged() -> None:
 
 
 def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
-    a, _, retriever = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
+    """The model's rewrite trades the conversation's topic (ADHD, stimulants) for another one
+    (sleep in adolescents): the guard rejects it, so what is searched and answered is the
+    follow-up in its own context, not the model's detour."""
+    detour = "Does sleep duration affect school performance in adolescents and children?"
+    a, _, retriever = make([detour, "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and what about them in children?", mode="conversational", history=hist)
-    assert "children" in retriever.calls[0][0] and r.sources
+    assert r.rewrite == "fallback"
+    searched = r.searched_question.lower()
+    assert "sleep" not in searched and "adolescents" not in searched, r.searched_question
+    assert "children" in searched and "stimulant" in searched and "adhd" in searched
+    assert [q for q, _ in retriever.calls][1] == r.searched_question  # what was searched
+    pmids = [s.pmid for s in r.sources]
+    assert pmids[0] == "22" and "44" not in pmids, pmids  # the sleep abstract never comes in
 
 
 def test_without_llm_rewrite_a_follow_up_is_fused_with_its_context() -> None:
@@ -365,8 +375,9 @@ def test_abstracts_that_do_not_answer_get_an_honest_abstention_without_the_llm()
 
 
 def test_the_default_style_is_extractive_and_the_llm_writes_nothing() -> None:
-    """The 135M default model's generated sentences are not shown by default (README: measured);
-    the LLM is still asked for the verdict, never for the answer text."""
+    """The 135M default model's generated sentences are not shown by default (measured:
+    docs/measurements-answers.md); the LLM is still asked for the verdict, never for the answer
+    text."""
     assert Config().answer.style == "extractive"
     a, llm, _ = make(["Invented claim that methylphenidate cures ADHD [1]."], cfg=Config())
     r = a.ask("What does methylphenidate do in ADHD adults?", mode="plain")

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 CONFTEST = Path(__file__).with_name("conftest.py")
+PYPROJECT = CONFTEST.parents[1] / "pyproject.toml"
 
 SKIPPING_TESTS = '''
 import pytest
@@ -54,3 +55,25 @@ def test_outside_ci_skips_stay_skips(tmp_path: Path) -> None:
     out = _run(tmp_path, None)
     assert out.returncode == 0, out.stdout
     assert "3 skipped" in out.stdout, out.stdout
+
+
+XPASSING_TEST = """
+import pytest
+
+@pytest.mark.xfail(reason="a known failure, since fixed")
+def test_fixed_since():
+    pass
+"""
+
+
+def test_an_xfail_test_that_passes_fails_the_run(tmp_path: Path) -> None:
+    """The project's pytest settings (xfail_strict): an xfail marker cannot outlive the failure
+    it describes unnoticed."""
+    (tmp_path / "test_xpass.py").write_text(XPASSING_TEST, encoding="utf-8")
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-rX", "-p", "no:cacheprovider", "-c",
+         str(PYPROJECT), "--rootdir", str(tmp_path), str(tmp_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout
+    assert "1 failed" in out.stdout and "XPASS(strict)" in out.stdout, out.stdout

@@ -30,6 +30,7 @@ from retrievers.filters import Filters
 from retrievers.hybrid import HybridRetriever
 from retrievers.live import LiveIndex
 from settings.config import load_config
+from tests.helpers import cfg_at
 from tests.test_indexing import HashEmbedder, tokenizer  # noqa: F401 - a fixture
 
 TOPICS = [
@@ -65,18 +66,13 @@ class QueryHashEmbedder(HashEmbedder):
         return self.embed_query(text)
 
 
-def cfg_at(tmp_path: Path):  # noqa: ANN201
-    return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t",
-                                            "embedding_backend": "torch"}})
-
-
 def hashed_loader(tok):  # noqa: ANN001, ANN201 - a LiveIndex loader with the stand-in embedder
     return lambda cfg: FaissBM25Backend(cfg, embedder=QueryHashEmbedder(tok))
 
 
 # -- the lexical-only publish -----------------------------------------------------------------
 def test_lexical_publish_serves_bm25_without_a_dense_file(tmp_path, tokenizer) -> None:  # noqa: F811
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     manifest = build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     folder, checked = open_current(cfg)  # every checksum verified
     assert manifest.dense == checked.dense == "pending" and not checked.dense_ready
@@ -92,7 +88,7 @@ def test_lexical_publish_serves_bm25_without_a_dense_file(tmp_path, tokenizer) -
 def test_full_build_after_a_lexical_one_embeds_everything_and_is_ready(
     tmp_path, tokenizer,  # noqa: F811
 ) -> None:
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     assert build_mod.published_vectors(cfg) is None  # nothing to reuse from a lexical build
     manifest = build_index(cfg, corpus(), corpus_checksum="c1", if_missing=True,
@@ -107,7 +103,7 @@ def test_full_build_after_a_lexical_one_embeds_everything_and_is_ready(
 def test_the_retriever_serves_bm25_then_switches_to_hybrid_without_a_restart(
     tmp_path, tokenizer,  # noqa: F811
 ) -> None:
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     live = LiveIndex(cfg, load=hashed_loader(tokenizer))
     retriever = HybridRetriever.from_backend(live, cfg)
@@ -128,7 +124,7 @@ def test_the_retriever_serves_bm25_then_switches_to_hybrid_without_a_restart(
 def test_a_new_build_that_does_not_load_is_skipped_and_the_old_one_keeps_serving(
     tmp_path, tokenizer,  # noqa: F811
 ) -> None:
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     live = LiveIndex(cfg, load=hashed_loader(tokenizer))
     retriever = HybridRetriever.from_backend(live, cfg)
@@ -140,7 +136,7 @@ def test_a_new_build_that_does_not_load_is_skipped_and_the_old_one_keeps_serving
 
 
 def test_concurrent_searches_load_a_new_build_once(tmp_path, tokenizer) -> None:  # noqa: F811
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     loads: list[int] = []
 
@@ -173,7 +169,8 @@ def test_saved_shards_are_counted_before_a_resumed_build_embeds(tmp_path) -> Non
 
 # -- refusal without a dense index ------------------------------------------------------------
 def test_bm25_only_refuses_off_topic_and_answers_on_topic(tmp_path, tokenizer) -> None:  # noqa: F811
-    cfg = cfg_at(tmp_path)  # the shipped retrieval.bm25.refusal_threshold
+    # the shipped retrieval.bm25.refusal_threshold
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     retriever = HybridRetriever.from_backend(LiveIndex(cfg), cfg)
     assert retriever.retrieve(ON_TOPIC).documents
@@ -205,7 +202,7 @@ def test_relevance_is_the_best_score_over_the_highest_possible() -> None:
 def test_a_held_build_reports_its_progress_then_publishes(
     tmp_path, tokenizer, monkeypatch,  # noqa: F811
 ) -> None:
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     release = tmp_path / "release"
     monkeypatch.setenv(HOLD_ENV, str(release))
@@ -232,7 +229,7 @@ def test_a_held_build_reports_its_progress_then_publishes(
 
 
 def test_status_text_says_percent_and_time_left(tmp_path, tokenizer) -> None:  # noqa: F811
-    cfg = cfg_at(tmp_path)
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
     build_lexical_index(cfg, corpus(), corpus_checksum="c1")
     write_progress(location(cfg).progress,
                    DenseProgress(done=450, total=1000, rate=550 / 690))  # 11.5 minutes left

@@ -7,6 +7,7 @@ import importlib.util
 import json
 import re
 import shutil
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar
@@ -16,7 +17,8 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from app.config import Config, LLMConfig
-from chains.verdict import Calibration, save_calibration
+from llms.capabilities import Capabilities
+from chains.verdict import Calibration, VerdictOutcome, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
     QuestionFileError,
@@ -222,19 +224,44 @@ needs_real = pytest.mark.skipif(
 
 @needs_real
 @pytest.mark.parametrize("method", ["score", "json"])
-def test_eval_gold_real(method: str, capsys: pytest.CaptureFixture[str]) -> None:
-    from eval.answers import run
+def test_eval_gold_real(
+    method: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real model on the first three test questions, each given its own abstract (gold
+    setting, no retrieval): the report is made of those questions' verdicts, each scored against
+    its own label in the file."""
+    import eval.answers as answers
 
-    cfg = Config(llm=E2E_LLM)
-    assert run(cfg, _args(method=method)) == 0
+    seen: list[tuple[dict, VerdictOutcome]] = []
+    answer_one = answers._answer
+
+    def recorded(scorer, decider, row, *rest):  # noqa: ANN001, ANN202
+        outcome = answer_one(scorer, decider, row, *rest)
+        assert scorer.retriever is None  # gold: nothing is searched
+        seen.append((row, outcome))
+        return outcome
+
+    monkeypatch.setattr(answers, "_answer", recorded)
+    assert answers.run(Config(llm=E2E_LLM), _args(method=method)) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["n"] == 3 and report["setting"] == "gold" and report["method"] == method
-    # three questions: accuracy and the invalid rate are whole thirds, the predictions count 3
-    assert sum(report["predicted"].values()) == 3 and sum(report["gold"].values()) == 3
-    assert round(report["accuracy"] * 3, 3) in (0, 1, 2, 3)
-    assert round(report["invalid_rate"] * 3, 3) in (0, 1, 2, 3)
+    wanted = load_questions(SHARED_QUESTIONS, "test", 3)
+    assert [row["qid"] for row, _ in seen] == [row["qid"] for row in wanted]
+    gold = [str(row["answer"]).lower() for row in wanted]
+    pred = [outcome.verdict or "yes" for _, outcome in seen]
+    assert set(pred) <= {"yes", "no", "maybe"}
+    # every verdict read the question's own abstract, and the option likelihoods decided it (the
+    # score method; for json, the fallback when the model's JSON does not parse)
+    assert all(outcome.sources == [1] for _, outcome in seen)
+    assert all(set(outcome.logprobs) == {"yes", "no", "maybe"} for _, outcome in seen)
+    assert report["gold"] == dict(Counter(gold)) and report["predicted"] == dict(Counter(pred))
+    assert report["accuracy"] == round(sum(p == g for p, g in zip(pred, gold, strict=True)) / 3, 4)
+    invalid = [outcome.invalid for _, outcome in seen]
+    assert report["invalid_rate"] == round(sum(invalid) / 3, 4)
     if method == "score":
-        assert report["invalid_rate"] == 0  # scoring never parses JSON
+        assert not any(invalid)  # scoring never parses JSON
+    else:  # SmolLM2-135M never writes the JSON (docs/measurements-answers.md: invalid rate 1.00)
+        assert all(invalid)
     assert set(report) >= {"accuracy", "macro_f1", "invalid_rate", "n", "setting", "model"}
 
 

@@ -450,10 +450,8 @@ def test_a_slow_answer_stops_at_the_time_limit_with_a_note(small_index_cfg) -> N
                 "answer": small_index_cfg.answer.model_copy(update={"style": "auto"})})
     llm = SlowLLM(responses=["Higher childhood IQ predicts better adult health [1]. " * 8])
     assistant = Assistant(cfg, load_retriever(cfg), llm, count_tokens=lambda m: 10)
-    started = time.perf_counter()
     result = assistant.ask("What is the effect of childhood intelligence on later health?",
                            mode="plain")
-    elapsed = time.perf_counter() - started
+    # without the limit the whole answer (80 s) would come, with no note
     assert "Stopped: the answer took longer than the 2 s limit" in result.answer
     assert result.timings["stopped_at_limit_s"] == 2.0
-    assert elapsed < 30, elapsed  # stall guard: the full answer would take 80 s

@@ -16,6 +16,7 @@ from indexing.chunking import TokenChunker
 from indexing.embeddings import resolve_model_dir
 from indexing.store import IndexMismatchError, IndexMissingError, location, open_current
 from ingest.models import Article
+from tests.helpers import cfg_at
 
 
 @pytest.fixture(scope="module")
@@ -60,10 +61,6 @@ def articles(n: int, prefix: str = "1") -> list[Article]:
         )
         for i in range(n)
     ]
-
-
-def cfg_at(tmp_path, **index):
-    return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t", **index}})
 
 
 # -- chunking ----------------------------------------------------------------------------------

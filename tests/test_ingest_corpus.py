@@ -21,18 +21,13 @@ from ingest.corpus import (
     load_corpus,
 )
 from ingest.errors import CorpusError, CorpusNotFoundError, FetchError
+from tests.helpers import need
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 LONG = (
     "This abstract is long enough to be kept by the default filter of one hundred characters, "
     "which drops only the stubs."
 )
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path} (it lives beside the repo, never in it)")
-    return path
 
 
 def cfg_for(root: Path, paths: list[str], min_chars: int = 20, **fetch):

@@ -284,10 +284,10 @@ def test_a_429_waits_as_long_as_retry_after_says(tmp_path, server):
 def test_a_stalled_answer_times_out_and_is_retried(tmp_path, server):
     server.stall_next, server.stall_s = 1, 3.0
     cfg = make_cfg(tmp_path, server, max_records=2)
-    started = time.monotonic()
     report = fetch_corpus(cfg, client=client_for(cfg, timeout_s=0.5), progress=False)
+    # the stalled answer was given up (waited out, it would have been the only efetch) and the
+    # same batch asked again
     assert report.articles == 2 and sum("efetch" in path for _, path in server.wire) == 2
-    assert time.monotonic() - started < 2.5  # the stall was cut off, not waited out
 
 
 def test_ingest_command_fetches_then_reports(tmp_path, server, capsys):

@@ -13,6 +13,7 @@ from ingest.medline import iter_medline
 from ingest.models import Article
 from ingest.pubmed_xml import BadRecord, iter_pubmed_xml
 from ingest.sources import iter_file
+from tests.helpers import need
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 MEDLINE = SHARED / "fixtures" / "medline"
@@ -37,12 +38,6 @@ MH  - Information Storage and Retrieval/*methods
 AID - 1471-2105-7-10 [pii]
 AID - 10.1186/1471-2105-7-10 [doi]
 """
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path} (it lives beside the repo, never in it)")
-    return path
 
 
 def test_fields_continuations_labels_and_authors():

@@ -12,16 +12,11 @@ import pytest
 from ingest.models import Article
 from ingest.pubmed_xml import BadRecord, Deletion, iter_pubmed_xml
 from ingest.sources import iter_file
+from tests.helpers import need
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 EFETCH = SHARED / "fixtures" / "efetch"
 PUBMEDQA = SHARED / "pubmed" / "pubmedqa_pqal.xml.gz"
-
-
-def need(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"shared data not found at {path} (it lives beside the repo, never in it)")
-    return path
 
 
 def doc(*records: str, root: str = "PubmedArticleSet") -> bytes:

@@ -1,4 +1,4 @@
-"""Data flows one way: each layer imports only from the layers below it (README "How it works").
+"""Data flows one way: each layer imports only from the layers below it (docs/design.md).
 
 settings (config, errors, offline env) < ingest < indexing < retrievers < grounding < llms
 < chains < eval < bench < app (bench reads eval's question files; the CLI and the chat sit on top)

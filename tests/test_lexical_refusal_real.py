@@ -32,8 +32,9 @@ from tests.conftest import REPO
 
 DATA = REPO / "tests" / "data" / "bm25_refusal_scores.json"
 SHIPPED_CFG = REPO / "cfg.yaml"
-# The measured outcome at the shipped threshold (README "Refusal before the semantic index
-# exists"): a change here (new data, another threshold, another rule) must be looked at.
+# The measured outcome at the shipped threshold (docs/measurements-retrieval.md, "Refusal before
+# the semantic index exists"): a change here (new data, another threshold, another rule) must
+# be looked at.
 EXPECTED = {
     "calibration": {"real_answered": 112, "real": 112, "off_refused": 35, "off": 40},
     "held_out": {"real_answered": 60, "real": 60, "off_refused": 27, "off": 30},

@@ -10,7 +10,6 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -212,12 +211,10 @@ def test_a_server_that_is_down_gives_a_clear_error() -> None:
     url = f"http://127.0.0.1:{free_port()}/v1"
     cfg = openai_cfg(url)
     llm = get_llm(cfg.llm, root=cfg.root)
-    t0 = time.monotonic()
     with pytest.raises(UserFacingError) as caught:
         list(llm.stream(project_messages(cfg)))
     message = str(caught.value)
     assert url in message and "llm.openai_base_url" in message
-    assert time.monotonic() - t0 < 30
     with pytest.raises(UserFacingError, match="cannot be reached"):
         llm.invoke("hello")
 

@@ -61,13 +61,15 @@ def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, sm
     hybrid, bm25, dense = result["hybrid"], result["bm25"], result["dense"]
     assert hybrid["hit@3"] >= 0.9
     # the shipped weighted RRF loses one question to BM25 alone on this small index (0.993 vs
-    # 1.000); on the full index it does not (README "Adaptive fusion")
+    # 1.000); on the full index it does not (docs/measurements-retrieval.md,
+    # "Adaptive fusion")
     assert hybrid["mrr"] >= max(bm25["mrr"], dense["mrr"]) - 0.02
 
 
 def test_convex_fusion_never_does_worse_than_its_best_part(small_index_cfg, small_retriever) -> None:  # noqa: E501
-    """``retrieval.fusion: convex`` (the option, README "Adaptive fusion"): on the same questions
-    as above, hybrid MRR reaches max(BM25, dense) with no tolerance."""
+    """``retrieval.fusion: convex`` (the option, docs/measurements-retrieval.md "Adaptive
+    fusion"): on the same questions as above, hybrid MRR reaches max(BM25, dense) with no
+    tolerance."""
     from retrievers.hybrid import HybridRetriever
 
     path = EVAL_DIR / "llm_questions_dev.jsonl"

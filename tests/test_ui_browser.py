@@ -20,15 +20,14 @@ from tests.browser.harness import (
     PUBMED_HREF,
     ChatPage,
     Server,
-    chromium,
     require_chromium,
     running_server,
     write_test_config,
 )
+from tests.helpers import REFUSAL
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REFUSAL = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 QUESTION = ("Do mitochondria play a role in remodelling lace plant leaves during programmed "
             "cell death?")
 
@@ -44,12 +43,6 @@ def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> It
     args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
     with running_server(args, folder / "server.log", audit_log=folder / "net.log") as srv:
         yield srv
-
-
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ from tests.browser.harness import (
     write_test_config,
 )
 from tests.conftest import REPO
+from tests.helpers import REFUSAL
 from tests.test_cli_paths import real_records, write_xml
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -38,7 +39,6 @@ QUESTION = ("Do mitochondria play a role in remodelling lace plant leaves during
             "cell death?")
 LACE_PMID = "21645374"
 OFF_TOPIC = "How do I reverse a list in Python?"
-REFUSAL = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 BUILD_WAIT_MS = 300_000  # bound on the real embedding of ~200 chunks on a busy 2-core machine
 
 

@@ -22,7 +22,6 @@ from tests.browser.harness import (
     REPO_ROOT,
     ChatPage,
     Server,
-    chromium,
     require_chromium,
     running_server,
     write_test_config,
@@ -40,12 +39,6 @@ def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
                                                           "FAKE_TOKEN_DELAY": "0.05"},
                         audit_log=folder / "net.log") as server:
         yield server
-
-
-@pytest.fixture(scope="module")
-def browser(fake_server: Server) -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 @pytest.fixture

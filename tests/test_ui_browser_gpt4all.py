@@ -1,7 +1,8 @@
 """The LLM swap in the chat: ``llm.backend`` is the only edit to the config, ``gpt4all`` (the
 packaged SmolLM2 GGUF through gpt4all's llama.cpp, cfg.yaml's default) or ``huggingface`` (the
 same model through transformers), driven by Debian's Chromium. Answers stream, cite their
-sources, and the server log shows which model answered."""
+sources, and the server log shows which model answered and that it wrote (``answer.style: auto``;
+the default, extractive, never asks the model to write)."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def server(
 ) -> Iterator[tuple[Server, str]]:
     require_chromium()
     folder = tmp_path_factory.mktemp(f"ui_{request.param}")
-    edit = {"llm": {"backend": request.param}}
+    edit = {"llm": {"backend": request.param}, "answer": {"style": "auto"}}
     cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", edit)
     args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
     with running_server(args, folder / "server.log") as srv:
@@ -69,5 +70,8 @@ def test_the_configured_backend_streams_cited_answers_in_the_chat(
     log = srv.log()
     loaded = f"language model loaded: {MODEL_CLASS[backend]} (llm.backend: {backend})"
     assert loaded in log, log[-2000:]
+    generated = re.search(r"generation ended after (\d+) new tokens", log)
+    assert generated and int(generated[1]) > 0, log[-2000:]  # the configured model wrote
     answered = re.findall(r"answered in plain mode: \d+ sources, style=(\w+)", log)
+    # its sentences, or the findings when none passed the support check
     assert answered and answered[0] in ("generative", "extractive"), log[-2000:]

@@ -17,7 +17,6 @@ from tests.browser.harness import (
     SHARED_DATA,
     ChatPage,
     Server,
-    chromium,
     require_chromium,
     running_server,
     write_test_config,
@@ -58,12 +57,6 @@ def server(shared_articles: list[Article],
     args = ["-m", "app", "--config", str(cfg_path), "serve", "--port", "{port}"]
     with running_server(args, folder / "server.log") as srv:
         yield srv
-
-
-@pytest.fixture(scope="module")
-def browser(server: Server) -> Iterator[Any]:
-    with chromium() as b:
-        yield b
 
 
 def test_markup_from_an_abstract_renders_as_text(browser: Any, server: Server) -> None:

@@ -9,8 +9,8 @@ import time
 from collections.abc import AsyncIterator
 
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
+from tests.helpers import REFUSAL
 
-REFUSAL = "Sorry, but I don't know as my capabilities are focused on medical assistance"
 XSS_TITLE = "<img src=x onerror=alert(1)> <script>alert(1)</script> Intelligence and working memory"
 
 

@@ -116,6 +116,18 @@ class Server:
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
 
+    def wait_for_log(self, pattern: str, after: int = 0, timeout_s: float = 60) -> re.Match[str]:
+        """The first match of ``pattern`` in the log after offset ``after``; waits for it (the
+        bound is a stall guard, not a speed goal) and fails naming what was logged instead."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            found = re.search(pattern, self.log()[after:])
+            if found:
+                return found
+            if time.monotonic() > deadline:
+                raise AssertionError(f"{pattern!r} not logged:\n{self.log()[after:][-3000:]}")
+            time.sleep(0.2)
+
     def remote_attempts(self) -> list[str]:
         """Each connection or name lookup the server made towards another host (needs
         ``audit_log``; see tests/browser/netaudit.py)."""

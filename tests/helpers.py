@@ -1,0 +1,26 @@
+"""Small helpers shared by test modules (shared fixtures are in tests/conftest.py, the browser
+plumbing in tests/browser/harness.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# What the assistant answers to a question outside its corpus (``chains.refusal``), word for word.
+REFUSAL = "Sorry, but I don't know as my capabilities are focused on medical assistance"
+
+
+def need(path: Path) -> Path:
+    """``path`` in the shared data, or skip the test saying where it was looked for."""
+    if not path.exists():
+        pytest.skip(f"shared data not found at {path} (it lives beside the repo, never in it)")
+    return path
+
+
+def cfg_at(tmp_path: Path, **index: Any) -> Any:
+    """cfg.yaml with its index at ``tmp_path`` (named ``t``); ``index`` sets other index keys."""
+    from app.config import load_config
+
+    return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t", **index}})
