@@ -17,7 +17,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from app.config import Config, LLMConfig
-from llms.capabilities import Capabilities
 from chains.verdict import Calibration, VerdictOutcome, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
