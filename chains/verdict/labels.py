@@ -38,7 +38,9 @@ _CONNECTIVE = r"(?:(?:and|but|so|also|then|ok(?:ay)?|well|and\s+so|but\s+then)\b
 _YES_NO = re.compile(r"^\s*" + _CONNECTIVE + _AUX_RX, re.IGNORECASE)
 # "In children with NF1, does simvastatin ...?", "When a child ..., do IQ scores drop?"
 _CLAUSE_YES_NO = re.compile(r"[,:;.?]\s+" + _AUX_RX + r"[^.?]*\?\s*$", re.IGNORECASE)
-_WH = re.compile(r"^\s*" + _CONNECTIVE + r"(?:what|which|who|whom|whose|how|why|where)\b", re.IGNORECASE)
+_WH = re.compile(
+    r"^\s*" + _CONNECTIVE + r"(?:what|which|who|whom|whose|how|why|where)\b", re.IGNORECASE
+)
 
 
 def is_yes_no_question(question: str) -> bool:
