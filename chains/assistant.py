@@ -175,6 +175,7 @@ class Assistant:
                 make_rewrite_step(self._model, prompts.rewrite),
                 use_llm_rewrite=cfg.chains.rewrite_with_llm,
                 prior_weight=cfg.retrieval.followup_prior_weight,
+                corpus=corpus_terms(self.article_text.backend),
             ),
             generate_queries=make_multi_query_step(
                 self._model, prompts.multi_query, cfg.chains.n_queries

@@ -5,7 +5,8 @@
                      (followup_search = the follow-up as written AND in context, fused:
                       retrievers.followup; the in-context form is the LLM's guarded rewrite when
                       chains.rewrite_with_llm is on and the follow-up needs context, else the
-                      previous question + the follow-up; the path taken is recorded)
+                      previous question + the follow-up; a follow-up with a topic of its own
+                      may lead, the context only re-ordering; the path taken is recorded)
     multi-query    = search | expand_queries | answer_tail
                      (expand_queries = RunnableBranch: nothing found -> as is, else
                       generate_queries | retrieve.map() over the sub-queries | fuse by RRF)
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from langchain_core.runnables import (
     Runnable,
@@ -28,9 +29,12 @@ from langchain_core.runnables import (
     RunnablePassthrough,
 )
 
-from chains.queries import needs_context
+from chains.queries import names_own_topic, needs_context
 from chains.turn import Turn
 from retrievers.fusion import reciprocal_rank_fusion
+
+if TYPE_CHECKING:
+    from grounding.concepts import CorpusTerms
 
 
 @dataclass(frozen=True)
@@ -90,13 +94,21 @@ def make_search_step(retrieve: Runnable) -> Runnable:
 
 
 def make_followup_search_step(
-    retriever: Any, rewrite: Runnable, *, use_llm_rewrite: bool, prior_weight: float
+    retriever: Any,
+    rewrite: Runnable,
+    *,
+    use_llm_rewrite: bool,
+    prior_weight: float,
+    corpus: CorpusTerms | None = None,
 ) -> Runnable:
     """Turn with history -> Turn: the follow-up is searched as written and in the context of the
     previous question, and both lists are fused (:func:`retrievers.followup.aretrieve_followup`),
     so a follow-up that changed topic still finds its own articles. The context form is the LLM's
     guarded rewrite only when ``use_llm_rewrite`` (a model that can) and the follow-up leans on
-    the conversation; ``rewrite`` (llm | fallback | fused) records which path ran."""
+    the conversation. A follow-up that names a topic of its own (:func:`names_own_topic`, its
+    essential concepts found with ``corpus``, the index's word counts) may lead the search
+    instead (:func:`retrievers.followup.topic_weights`). ``rewrite`` (llm | fallback | fused |
+    standalone) records which path ran."""
     from retrievers.followup import aretrieve_followup
 
     async def search(turn: Turn, config: RunnableConfig) -> Turn:
@@ -121,6 +133,7 @@ def make_followup_search_step(
             rewrite_fallback=fallback,
             prior_weight=prior_weight,
             stands_alone=not leans_on_history,
+            own_topic=names_own_topic(question, corpus),
             config=config,
         )
         timings["retrieve_s"] = round(time.perf_counter() - t0, 4)

@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from grounding.concepts import CorpusTerms
 
 from grounding.terms import content_words
 from indexing.tokenize import STOPWORDS
@@ -121,6 +125,37 @@ _WEAK_ANAPHORA = frozenset("it its they them their that there he she his her".sp
 MAX_REWRITE_WORDS = 40
 
 
+# Words that point back wherever they stand in a longer question ("their longevity", "the
+# stromal ones"); "that" and "there" are left out: in a whole question they are mostly a
+# conjunction ("studies that ...") or existential ("is there a link ...").
+_POINTS_BACK = (_STRONG_ANAPHORA | _WEAK_ANAPHORA | {"ones", "former", "latter"}) - {
+    "that",
+    "there",
+}
+
+
+_BE = frozenset("is are was were be been being".split())
+
+
+# Words that presuppose something said before ("even without cranial radiation?": without, as
+# against what the last answer was about; "also", "still", "instead"): a follow-up using them
+# continues the conversation, however complete it reads.
+_CONTINUES = frozenset("even still also too either instead again otherwise".split())
+
+
+def _anaphors(words: Sequence[str]) -> list[str]:
+    """The words of a question (lower-cased) that may point back: all but "such" in "such as"
+    (an example follows) and an existential "there" ("is there", "there are")."""
+    out = []
+    for i, w in enumerate(words):
+        after = words[i + 1] if i + 1 < len(words) else ""
+        before = words[i - 1] if i else ""
+        if (w == "such" and after == "as") or (w == "there" and _BE & {before, after}):
+            continue
+        out.append(w)
+    return out
+
+
 def needs_context(followup: str) -> bool:
     """A follow-up that cannot stand alone: short, pronoun-led or starting with and/what about."""
     words = [w.lower() for w in _WORD.findall(followup)]
@@ -130,9 +165,29 @@ def needs_context(followup: str) -> bool:
         return True
     if re.match(r"\s*(what|how)\s+about\b", followup, re.IGNORECASE):
         return True
-    if any(w in _STRONG_ANAPHORA for w in words):
+    if any(w in _STRONG_ANAPHORA for w in _anaphors(words)):
         return True
-    return len(content_terms(followup)) < 5 and any(w in _WEAK_ANAPHORA for w in words)
+    return len(content_terms(followup)) < 5 and any(w in _WEAK_ANAPHORA for w in _anaphors(words))
+
+
+def names_own_topic(followup: str, corpus: CorpusTerms | None = None) -> bool:
+    """A follow-up that is a question of its own, which a changed topic may be: it does not need
+    context (:func:`needs_context`), no word of it points back at the conversation ("it",
+    "their", "these children", "the stromal ones") or presupposes what was said ("even",
+    "still", "also", "as well"), and it names at least one essential concept
+    (:func:`grounding.concepts.question_concepts`: "mortality", "fluoride"; ``corpus``, the
+    index's word counts, when known). How much the conversation's topic then weighs is decided
+    by :func:`retrievers.followup.topic_weights`."""
+    from grounding.concepts import question_concepts  # wordfreq: loaded on first use
+
+    if needs_context(followup):
+        return False
+    words = [w.lower() for w in _WORD.findall(followup)]
+    if any(w in _POINTS_BACK for w in _anaphors(words)):
+        return False
+    if _CONTINUES & set(words) or re.search(r"\bas\s+well\b", followup, re.IGNORECASE):
+        return False
+    return any(c.essential for c in question_concepts(followup, corpus))
 
 
 def clean_rewrite(text: str) -> str:

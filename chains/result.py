@@ -95,7 +95,8 @@ class AnswerResult(BaseModel):
     refused: bool = False
     verdict: Literal["yes", "no", "maybe"] | None = None
     timings: dict[str, float] = Field(default_factory=dict)
-    # how the searched question was made (retrievers.followup): llm | fallback | unchanged | fused
+    # how the searched question was made (retrievers.followup.PATHS): llm | fallback | unchanged |
+    # fused | standalone
     rewrite: str = "unchanged"
     # grounding: what the answer is made of ("none": a refusal of the question itself)
     style: AnswerStyleUsed = "none"
@@ -125,7 +126,7 @@ class PreparedEvent(BaseModel):
     sub_queries: list[str] = Field(default_factory=list)
     filters: dict = Field(default_factory=dict)
     sources: list[Source] = Field(default_factory=list)
-    rewrite: str = "unchanged"  # llm | fallback | unchanged | fused (retrievers.followup)
+    rewrite: str = "unchanged"  # one of retrievers.followup.PATHS
 
 
 class TokenEvent(BaseModel):

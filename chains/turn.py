@@ -21,7 +21,8 @@ class Turn(TypedDict, total=False):
     filters: Any  # the retriever's Filters (applied to sub-queries too)
     documents: list[Document]  # best first; after fit_context, exactly what the prompt shows
     refused: bool  # nothing retrieved: the refusal is streamed, the LLM is never called
-    rewrite: str  # how a follow-up was searched: llm | fallback | fused (unchanged: no history)
+    rewrite: str  # how a follow-up was searched: llm | fallback | fused | standalone (unchanged:
+    # no history; retrievers.followup.PATHS)
     sub_queries: list[str]  # multi-query's alternative queries
     messages: list[BaseMessage]  # the answer prompt
     pool: Any  # grounding.sources.SourcePool: the whole abstracts, split and embedded

@@ -19,9 +19,13 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from retrievers.followup import PATHS, retrieve_followup
 from settings.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from grounding.concepts import CorpusTerms
 
 DEPTH = 20
 
@@ -92,9 +96,23 @@ def make_rewriter(cfg):  # noqa: ANN001, ANN201 - Config -> (question, history) 
     return lambda question, history: step.invoke({"question": question, "history": history})
 
 
-def followup_row(retriever, conv: dict, rewriter=None, prior_weight: float = 0.0) -> dict:  # noqa: ANN001
+def corpus_of(retriever) -> CorpusTerms | None:  # noqa: ANN001
+    """The index's word counts, as the chat's assistant finds them (for essential concepts)."""
+    from chains.assistant import corpus_terms
+    from grounding.sources import ArticleTexts
+
+    return corpus_terms(ArticleTexts(retriever).backend)
+
+
+def followup_row(
+    retriever,  # noqa: ANN001
+    conv: dict,
+    rewriter=None,  # noqa: ANN001
+    prior_weight: float = 0.0,
+    corpus: CorpusTerms | None = None,
+) -> dict:
     """Ranks of the gold article for one conversation, with and without history."""
-    from chains.queries import needs_context
+    from chains.queries import names_own_topic, needs_context
 
     first, followup = conv["turns"][0], conv["turns"][-1]
     previous = conv["turns"][:-1]
@@ -114,6 +132,7 @@ def followup_row(retriever, conv: dict, rewriter=None, prior_weight: float = 0.0
         previous_sources=[d.metadata["pmid"] for d in turn1.documents],
         prior_weight=prior_weight,
         stands_alone=not needs_context(followup),
+        own_topic=names_own_topic(followup, corpus),
         k=DEPTH,
     )
     alone = retriever.retrieve(followup, k=DEPTH)
@@ -157,7 +176,8 @@ def evaluate_followups(
     retriever = retriever or load_retriever(cfg)
     started = time.perf_counter()
     prior = cfg.retrieval.followup_prior_weight
-    rows = [followup_row(retriever, c, rewriter, prior) for c in conversations]
+    corpus = corpus_of(retriever)
+    rows = [followup_row(retriever, c, rewriter, prior, corpus) for c in conversations]
     result = summarize(rows)
     result["rows"] = rows
     result["seconds"] = round(time.perf_counter() - started, 2)

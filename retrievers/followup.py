@@ -10,6 +10,16 @@ by reciprocal rank fusion, the as-written list at half weight (``AS_WRITTEN_WEIG
   the fusion, and the articles of the old topic only fill places the new topic leaves;
 - no model output is trusted alone: the LLM rewrite, when there is one, is one of two voters.
 
+A follow-up that names a topic of its own (no word pointing back, an essential concept of its
+own: :func:`chains.queries.names_own_topic`) can still lose to the old topic: the in-context
+query holds both topics, and at full weight its old-topic articles outrank the new topic's
+("Is childhood intelligence associated with adult mortality?" after a question on working
+memory training got two training papers and no mortality one). :func:`topic_weights` decides,
+in one place, how much the conversation weighs: when such a follow-up's own search is
+confident, the roles swap (path ``standalone``): the follow-up as written leads at full weight
+and the conversation re-orders its articles at half weight, too little to bring in one of its
+own (``OWN_TOPIC_CONTEXT_WEIGHT``). Any other follow-up keeps the fusion above.
+
 Optionally the previous turn's sources act as a prior: a third, lighter-weighted list that
 re-orders candidates the two searches found but never adds an article neither search returned.
 """
@@ -26,13 +36,32 @@ from langchain_core.runnables import RunnableConfig
 
 from retrievers.fusion import reciprocal_rank_fusion
 
-Path = Literal["llm", "fallback", "unchanged", "fused"]
-PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused")
+Path = Literal["llm", "fallback", "unchanged", "fused", "standalone"]
+PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
 # not enough to let a context-free follow-up's noise outrank the conversation's topic (README).
 AS_WRITTEN_WEIGHT = 0.5
+# A follow-up with a topic of its own (path "standalone"): the conversation's vote. At half
+# weight an article only the in-context search found scores at most 0.5/(c+1), below any of
+# the as-written search's first topk articles (1/(c+topk)) while topk < c + 2 (c=5, topk=3 in
+# cfg.yaml), so the old topic re-orders the new topic's articles but never replaces one
+# (docs/followups_topic_change.md).
+OWN_TOPIC_CONTEXT_WEIGHT = 0.5
+# "Confident on its own": the as-written search's best article is at least of medium
+# confidence, as the chat labels it (chains.result.MEDIUM_CONFIDENCE).
+OWN_TOPIC_MIN_CONFIDENCE = 0.33
+
+
+@dataclass(frozen=True)
+class TopicWeights:
+    """How much each search counts in a follow-up's fusion (:func:`topic_weights`)."""
+
+    path: Path
+    as_written: float = AS_WRITTEN_WEIGHT
+    in_context: float = 1.0
+    prior: float = 0.0  # the previous turn's sources (a re-ordering prior, never adds)
 
 
 @dataclass
@@ -41,8 +70,10 @@ class FollowupRetrieval:
 
     ``path``: ``unchanged`` (no history: searched as written), ``fused`` (as written + previous
     question and follow-up), ``llm`` (as written + the LLM's guarded rewrite), ``fallback`` (as
-    written + the chains' rule-based rewrite, used when the LLM's rewrite failed the guard).
-    ``queries``: every text searched, the as-written one first.
+    written + the chains' rule-based rewrite, used when the LLM's rewrite failed the guard),
+    ``standalone`` (a follow-up with a topic of its own: as written leads, the conversation
+    only re-orders; :func:`topic_weights`). ``queries``: every text searched, the as-written
+    one first.
     """
 
     documents: list[Document]
@@ -85,6 +116,34 @@ def plan_queries(
     return path, [followup, context]
 
 
+def topic_weights(
+    path: Path,
+    as_written: Sequence[Document],
+    *,
+    own_topic: bool,
+    prior_weight: float = 0.0,
+) -> TopicWeights:
+    """How much the conversation's topic weighs for this follow-up: the one place that decides.
+
+    ``own_topic``: the follow-up names a topic of its own and nothing of it leans on the
+    conversation (:func:`chains.queries.names_own_topic`); ``as_written``: what its own search
+    found. Such a follow-up leads (path ``standalone``: as written at full weight, the
+    conversation at ``OWN_TOPIC_CONTEXT_WEIGHT``, no prior of the old sources) when its own
+    search is confident (best article >= ``OWN_TOPIC_MIN_CONFIDENCE``). Any other follow-up
+    keeps the usual weights (``path`` as planned): the conversation carries it.
+    """
+    if own_topic and as_written:
+        if max(_confidence(d) for d in as_written) >= OWN_TOPIC_MIN_CONFIDENCE:
+            return TopicWeights("standalone", 1.0, OWN_TOPIC_CONTEXT_WEIGHT, 0.0)
+    return TopicWeights(path, AS_WRITTEN_WEIGHT, 1.0, prior_weight)
+
+
+def _confidence(doc: Document) -> float:
+    """The retriever's confidence in [0, 1] (retrievers.hybrid); a retriever that gives none is
+    taken at its word."""
+    return float(doc.metadata.get("confidence", 1.0))
+
+
 def fuse_followup(
     lists: Sequence[Sequence[Document]],
     *,
@@ -94,12 +153,18 @@ def fuse_followup(
     prior_weight: float = 0.0,
     stands_alone: bool = False,
     as_written_weight: float = AS_WRITTEN_WEIGHT,
+    weights: TopicWeights | None = None,
 ) -> list[Document]:
     """Fuse [as written, in context] and the optional prior of earlier sources.
 
     ``stands_alone``: the follow-up is a complete question on its own; when its as-written
     search finds nothing (off-topic for this corpus), the answer is nothing, not the old topic.
+    ``weights`` (from :func:`topic_weights`) overrides ``as_written_weight`` and
+    ``prior_weight``.
     """
+    if weights is None:
+        weights = TopicWeights("fused", as_written_weight, 1.0, prior_weight)
+    prior_weight = weights.prior
     lists = [list(docs) for docs in lists]
     if not lists or (stands_alone and not lists[0]):
         return []
@@ -107,21 +172,22 @@ def fuse_followup(
     if len(ranked) <= 1:
         return list(ranked[0] if ranked else [])[:k]
     names = [n for n, docs in zip(LIST_NAMES, lists, strict=False) if docs]
-    weights = [as_written_weight if n == LIST_NAMES[0] else 1.0 for n in names]
+    by_name = {LIST_NAMES[0]: weights.as_written, LIST_NAMES[1]: weights.in_context}
+    weight_of = [by_name[n] for n in names]
     if previous_sources and prior_weight > 0:
         found = {d.metadata["pmid"]: d for docs in ranked for d in docs}
         prior = [found[p] for p in dict.fromkeys(map(str, previous_sources)) if p in found]
         if prior:
             ranked.append(prior)
             names.append(LIST_NAMES[2])
-            weights.append(prior_weight)
+            weight_of.append(prior_weight)
     inner: dict[str, Any] = {}  # each retriever's ranks, from the first list that has them
     for d in (d for docs in ranked for d in docs if d.metadata.get("ranks") is not None):
         inner.setdefault(d.metadata["pmid"], d.metadata["ranks"])
     fused = reciprocal_rank_fusion(
         ranked,
         c=c,
-        weights=weights,
+        weights=weight_of,
         names=names,
         key="pmid",
     )[:k]
@@ -145,15 +211,20 @@ def retrieve_followup(
     previous_sources: Sequence[str] = (),
     prior_weight: float = 0.0,
     stands_alone: bool = False,
+    own_topic: bool = False,
     k: int | None = None,
     config: RunnableConfig | None = None,
 ) -> FollowupRetrieval:
-    """Search a follow-up as written and in context; fuse (see the module docstring)."""
+    """Search a follow-up as written and in context; fuse (see the module docstring).
+
+    ``stands_alone``: a complete question (an off-topic one is refused, not rescued by the
+    history); ``own_topic``: it names a topic of its own (:func:`topic_weights` may let it lead).
+    """
     path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
     extra = {"config": config} if config is not None else {}
     results = [retriever.retrieve(q, k=_depth(retriever, k), **extra) for q in queries]
     return _combine(retriever, path, queries, results, k, previous_sources, prior_weight,
-                    stands_alone)  # fmt: skip
+                    stands_alone, own_topic)  # fmt: skip
 
 
 async def aretrieve_followup(
@@ -166,6 +237,7 @@ async def aretrieve_followup(
     previous_sources: Sequence[str] = (),
     prior_weight: float = 0.0,
     stands_alone: bool = False,
+    own_topic: bool = False,
     k: int | None = None,
     config: RunnableConfig | None = None,
 ) -> FollowupRetrieval:
@@ -176,7 +248,7 @@ async def aretrieve_followup(
         *(retriever.aretrieve(q, k=_depth(retriever, k), **extra) for q in queries)
     )
     return _combine(retriever, path, queries, list(results), k, previous_sources, prior_weight,
-                    stands_alone)  # fmt: skip
+                    stands_alone, own_topic)  # fmt: skip
 
 
 def _depth(retriever: Any, k: int | None) -> int:
@@ -193,20 +265,28 @@ def _combine(
     previous_sources: Sequence[str],
     prior_weight: float,
     stands_alone: bool,
+    own_topic: bool,
 ) -> FollowupRetrieval:
+    lists = [r.documents for r in results]
+    weights = (
+        topic_weights(path, lists[0], own_topic=own_topic, prior_weight=prior_weight)
+        if len(lists) > 1
+        else TopicWeights(path, prior=prior_weight)
+    )
     documents = fuse_followup(
-        [r.documents for r in results],
+        lists,
         c=getattr(retriever, "c", 60),
         k=k or int(getattr(retriever, "topk", 3)),
         previous_sources=previous_sources,
-        prior_weight=prior_weight,
         stands_alone=stands_alone,
+        weights=weights,
     )
-    main = results[-1] if len(results) > 1 else results[0]
+    # the text the answer is about: the in-context one, unless the follow-up leads
+    main = results[-1] if len(results) > 1 and weights.path != "standalone" else results[0]
     return FollowupRetrieval(
         documents=documents,
         filters=results[0].filters,
         query=main.query,
-        path=path,
+        path=weights.path,
         queries=[r.query or q for r, q in zip(results, queries, strict=True)],
     )

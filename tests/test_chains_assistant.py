@@ -141,10 +141,12 @@ def test_standalone_follow_up_is_searched_unchanged() -> None:
     a, llm, retriever = make(["Answer [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
-    # no LLM rewrite; searched as written and after the previous question, fused
+    # no LLM rewrite; searched as written and after the previous question; the follow-up names
+    # a topic of its own (amphetamine), so it leads and the old topic only re-orders
     assert retriever.calls[0][0] == "Does amphetamine improve attention in adults?"
     assert retriever.calls[1][0].startswith("Are stimulant medications effective for ADHD?")
-    assert r.rewrite == "fused" and r.sources[0].pmid == "33"
+    assert r.rewrite == "standalone" and r.sources[0].pmid == "33"
+    assert r.searched_question == "Does amphetamine improve attention in adults?"
     assert len(llm.prompts) == 1  # only the answer: the verdict needs no model
 
 

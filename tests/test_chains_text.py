@@ -10,6 +10,7 @@ from chains.queries import (
     content_terms,
     fallback_query,
     guard_rewrite,
+    names_own_topic,
     needs_context,
     parse_queries,
 )
@@ -162,10 +163,38 @@ def test_standalone_followup_needs_no_history_terms() -> None:
         ("Who won the 2014 football World Cup?", False),
         ("Who directed the movie Titanic and which actors starred in it?", False),
         ("Does caffeine improve working memory in healthy adults?", False),
+        # "such as" introduces an example, an existential "there" points nowhere
+        ("Does birth order shape personality traits such as extraversion?", False),
+        ("Is there a link between fluoride and IQ?", False),
+        ("Is it there?", True),
     ],
 )
 def test_needs_context(q: str, expected: bool) -> None:
     assert needs_context(q) is expected
+
+
+@pytest.mark.parametrize(
+    ("q", "expected"),
+    [
+        # a topic of its own: no word points back, an essential concept ("mortality")
+        ("Is childhood intelligence associated with adult mortality?", True),
+        ("Does fluoride in drinking water lower children's intelligence?", True),
+        ("Is there a link between fluoride and IQ?", True),
+        # context-dependent: the connective, a pronoun, an ellipsis ("the stromal ones")
+        ("and does it hold when siblings are compared?", False),
+        ("Does it relate to outcomes years after traumatic brain injury?", False),
+        ("Can a case-based reasoning system model their longevity?", False),
+        ("Can a convolutional neural network identify the stromal ones?", False),
+        ("Does this treatment work in older adults with depression?", False),
+        # it presupposes what was said: without cranial radiation, as against the last answer
+        ("Were neurocognitive outcomes impaired even without cranial radiation?", False),
+        ("Is mortality also higher in twins?", False),
+        # whole, but nothing essential of its own: the conversation says what is compared
+        ("Are the results different for women compared with men?", False),
+    ],
+)
+def test_names_own_topic(q: str, expected: bool) -> None:
+    assert names_own_topic(q) is expected
 
 
 def test_content_terms() -> None:

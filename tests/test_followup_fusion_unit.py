@@ -11,11 +11,15 @@ import pytest
 from langchain_core.documents import Document
 
 from retrievers.followup import (
+    OWN_TOPIC_CONTEXT_WEIGHT,
+    PATHS,
+    TopicWeights,
     aretrieve_followup,
     fuse_followup,
     in_context_query,
     plan_queries,
     retrieve_followup,
+    topic_weights,
 )
 from retrievers.fusion import convex_combination
 from tests.fake_retriever import FakeRetriever, make_doc
@@ -112,6 +116,68 @@ def test_an_off_topic_follow_up_that_stands_alone_is_not_rescued_by_history() ->
     assert fuse_followup([[], in_context], c=5, k=3, stands_alone=True) == []
     # a follow-up that needs its context ("and in adults?") may rely on it alone
     assert pmids(fuse_followup([[], in_context], c=5, k=3)) == ["old1"]
+
+
+# ---- how much the conversation weighs (topic_weights) ------------------------------------------
+
+
+def confident(*pairs: tuple[str, float]) -> list[Document]:
+    docs = [doc(p) for p, _ in pairs]
+    for d, (_, conf) in zip(docs, pairs, strict=True):
+        d.metadata["confidence"] = conf
+    return docs
+
+
+# the read-through's chat: the follow-up's own search finds the new topic; the in-context search
+# (previous question + follow-up) ranks the old topic's articles first, the new topic lower
+NEW_TOPIC = confident(("mort1", 0.9), ("mort2", 0.8), ("growth", 0.6), ("mort3", 0.5))
+OLD_AND_NEW = confident(("wm1", 1.0), ("wm2", 0.9), ("growth", 0.7), ("mort1", 0.6))
+
+
+def test_a_follow_up_with_its_own_topic_leads_and_the_old_topic_only_reorders() -> None:
+    usual = fuse_followup([NEW_TOPIC, OLD_AND_NEW], c=5, k=3)
+    assert {"wm1", "wm2"} & set(pmids(usual))  # before: the old topic among the sources
+    w = topic_weights("fused", NEW_TOPIC, own_topic=True, prior_weight=0.3)
+    assert w == TopicWeights("standalone", 1.0, OWN_TOPIC_CONTEXT_WEIGHT, 0.0)
+    out = pmids(fuse_followup([NEW_TOPIC, OLD_AND_NEW], c=5, k=3, weights=w))
+    assert out[0] == "mort1" and not {"wm1", "wm2"} & set(out)
+    # the conversation still re-orders the follow-up's own articles ("growth", which both
+    # searches found, moves up), and its own articles come only after them
+    assert pmids(fuse_followup([NEW_TOPIC, OLD_AND_NEW], c=5, k=6, weights=w)) == [
+        "mort1", "growth", "mort2", "mort3", "wm1", "wm2"]  # fmt: skip
+    assert "standalone" in PATHS
+
+
+@pytest.mark.parametrize(
+    ("why", "as_written", "own_topic"),
+    [
+        ("it leans on the conversation (chains.queries.names_own_topic)", NEW_TOPIC, False),
+        ("its own search is not confident", confident(("mort1", 0.2), ("mort2", 0.1)), True),
+        ("its own search finds nothing (refused elsewhere, when it stands alone)", [], True),
+    ],
+)
+def test_otherwise_the_conversation_keeps_its_usual_weight(why, as_written, own_topic) -> None:  # noqa: ANN001
+    w = topic_weights("llm", as_written, own_topic=own_topic, prior_weight=0.3)
+    assert w == TopicWeights("llm", 0.5, 1.0, 0.3), why
+
+
+def test_the_decision_is_recorded_in_the_result() -> None:
+    docs = [
+        make_doc("1", "Working memory training", "Working memory training and fluid reasoning."),
+        make_doc("2", "Training transfer", "Working memory training does not transfer."),
+        make_doc("3", "Childhood intelligence and mortality", "Childhood intelligence and death."),
+        make_doc("4", "Adult mortality", "Intelligence and adult mortality in siblings."),
+    ]
+    retriever = FakeRetriever(docs, k=3)
+    prev = ["Does working memory training improve fluid intelligence?"]
+    q = "Is childhood intelligence associated with adult mortality?"
+    usual = retrieve_followup(retriever, q, prev, stands_alone=True)
+    own = retrieve_followup(retriever, q, prev, stands_alone=True, own_topic=True)
+    assert usual.path == "fused" and usual.query.startswith(prev[0])
+    assert {"1", "2"} <= set(pmids(usual.documents))  # the old topic among the sources
+    assert own.path == "standalone" and own.query == q and own.queries == usual.queries
+    # the new topic first; the old one only fills the place the new topic leaves
+    assert pmids(own.documents) == ["3", "4", "1"]
 
 
 def test_the_prior_reorders_but_never_adds() -> None:
