@@ -11,11 +11,6 @@ from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-MODE_LABELS = {
-    "plain": "Plain",
-    "conversational": "Conversational (follow-up questions)",
-    "multi-query": "Multi-query (several searches)",
-}
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
 EMPTY_QUESTION_TEXT = ("Please type a question: your message has no words in it. For example: "
                        "*Is childhood intelligence associated with health in later life?*")

@@ -29,7 +29,6 @@ from app.render import (  # noqa: E402
     EMPTY_QUESTION_TEXT,
     HISTORY_LIMIT,
     LOADING_TEXT,
-    MODE_LABELS,
     QUEUED_TEXT,
     STARTER_QUESTIONS,
     escape_answer,
@@ -42,8 +41,9 @@ from app.render import (  # noqa: E402
     source_line,
     sources_block,
 )
+from chains.modes import mode_labels, mode_names, modes_description  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
-from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
+from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
 from settings.errors import UserFacingError  # noqa: E402
 
@@ -115,7 +115,7 @@ async def _starters(user: Any = None, language: str | None = None) -> list[cl.St
 
 def _current_mode() -> str:
     mode = cl.user_session.get("mode")
-    return mode if mode in MODES else app_config().chains.mode
+    return mode if mode in mode_names() else app_config().chains.mode
 
 
 INDEX_POLL_S = 2.0  # how often an open chat re-reads the semantic index's progress
@@ -186,11 +186,9 @@ async def _chat_start() -> None:
         Select(
             id="mode",
             label="Answer mode",
-            items={label: value for value, label in MODE_LABELS.items()},
+            items={label: value for value, label in mode_labels().items()},
             initial_value=mode,
-            description="Plain answers each question on its own; conversational rewrites "
-                        "follow-ups using the chat so far; multi-query searches several "
-                        "rephrasings of the question.",
+            description=modes_description(),
         )
     ]
     await cl.ChatSettings(widgets).send()
@@ -199,7 +197,7 @@ async def _chat_start() -> None:
 @cl.on_settings_update
 async def _settings_update(settings: dict[str, Any]) -> None:
     mode = settings.get("mode")
-    if mode in MODES:
+    if mode in mode_names():
         cl.user_session.set("mode", mode)
 
 

@@ -15,7 +15,8 @@ import sys
 import time
 from pathlib import Path
 
-from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from chains.modes import mode_names
+from chains.result import AnswerResult, DoneEvent, TokenEvent
 from settings.config import Config
 
 SHARED_QUESTIONS = (
@@ -25,7 +26,7 @@ SHARED_QUESTIONS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n", type=int, default=50, help="questions per mode (default 50)")
-    parser.add_argument("--modes", nargs="+", choices=MODES, default=["plain"])
+    parser.add_argument("--modes", nargs="+", choices=mode_names(), default=["plain"])
     parser.add_argument("--questions", default=str(SHARED_QUESTIONS), help="JSONL with question")
     parser.add_argument("--split", default="test")
     parser.add_argument("--backends", default=None,

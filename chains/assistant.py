@@ -26,7 +26,7 @@ from chains.lead import make_lead_step
 from chains.modes import ModeParts, build_mode_chains, make_followup_search_step
 from chains.prompts import Prompts
 from chains.question_checks import language_refusal, refusal_events, validate_question
-from chains.result import MODES, AnswerResult, DoneEvent, PreparedEvent, TokenEvent
+from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent
 from chains.steps import (
     make_answer_step,
     make_multi_query_step,
@@ -192,8 +192,8 @@ class Assistant:
     async def astream(
         self, question: str, *, mode: str, history: list[tuple[str, str]] | None = None
     ) -> AsyncIterator[Event]:
-        if mode not in MODES:
-            raise InvalidModeError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        if mode not in self.chains:
+            raise InvalidModeError(f"unknown mode {mode!r}: use one of {', '.join(self.chains)}")
         # empty, too long, control characters: refused before any work, with a clear message
         question = validate_question(question, self.cfg.chains.max_question_chars)
         t0 = time.perf_counter()

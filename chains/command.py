@@ -8,8 +8,9 @@ import json
 import re
 import sys
 
+from chains.modes import mode_names
 from chains.question_checks import parse_history, validate_question
-from chains.result import MODES, AnswerResult, DoneEvent, TokenEvent
+from chains.result import AnswerResult, DoneEvent, TokenEvent
 from ingest.text import strip_unsafe
 from settings.config import Config
 
@@ -22,7 +23,7 @@ JSON_SOURCE_FIELDS = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help="the question, in quotes")
-    parser.add_argument("--mode", choices=MODES, default=None, help="default: chains.mode")
+    parser.add_argument("--mode", choices=mode_names(), default=None, help="default: chains.mode")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
     parser.add_argument(
         "--history",

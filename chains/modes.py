@@ -13,11 +13,18 @@
 
 ``answer_tail`` is :func:`chains.answer.build_answer_tail` (the same for all three). Built once
 per :class:`~chains.assistant.Assistant`; steps are named runs (``astream_events`` shows them).
+
+:data:`MODE_TABLE` is the one list of modes (name, label, builder): the Assistant builds its chains
+from it, and the CLI's and bench's ``--mode`` choices, the chat's mode picker and its labels read
+it. Adding a mode is one :class:`ModeSpec` row and its builder; the config type checks
+``chains.mode`` against :data:`settings.config.MODE_NAMES`, the same names kept in the lowest
+layer (settings imports nothing of the project), which this module checks on import.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -32,6 +39,7 @@ from langchain_core.runnables import (
 from chains.queries import names_own_topic, needs_context
 from chains.turn import Turn
 from retrievers.fusion import reciprocal_rank_fusion
+from settings import config as _settings
 
 if TYPE_CHECKING:
     from grounding.concepts import CorpusTerms
@@ -200,10 +208,62 @@ def build_multi_query_chain(parts: ModeParts) -> Runnable:
     ).with_config(run_name="multi-query")
 
 
+@dataclass(frozen=True)
+class ModeSpec:
+    """One chain mode: its name (cfg ``chains.mode``, ``--mode``), the chat's label for it, and
+    the function that composes its runnable from the shared :class:`ModeParts`."""
+
+    name: str
+    label: str
+    builder: Callable[[ModeParts], Runnable]
+    summary: str  # what it does, for the chat's mode picker ("plain answers each question ...")
+
+
+MODE_TABLE: tuple[ModeSpec, ...] = (
+    ModeSpec("plain", "Plain", build_plain_chain, "plain answers each question on its own"),
+    ModeSpec(
+        "conversational",
+        "Conversational (follow-up questions)",
+        build_conversational_chain,
+        "conversational rewrites follow-ups using the chat so far",
+    ),
+    ModeSpec(
+        "multi-query",
+        "Multi-query (several searches)",
+        build_multi_query_chain,
+        "multi-query searches several rephrasings of the question",
+    ),
+)
+
+
+def check_mode_names(table: tuple[ModeSpec, ...], names: tuple[str, ...]) -> None:
+    """The table's names are exactly the names the config type accepts, in the same order."""
+    found = tuple(spec.name for spec in table)
+    if found != names:
+        raise RuntimeError(
+            f"chains.modes.MODE_TABLE names {found} != settings.config.MODE_NAMES {names}"
+        )
+
+
+check_mode_names(MODE_TABLE, _settings.MODE_NAMES)
+
+
+def mode_names() -> tuple[str, ...]:
+    """Every mode's name, in the table's order (read when called, so a test's table counts)."""
+    return tuple(spec.name for spec in MODE_TABLE)
+
+
+def mode_labels() -> dict[str, str]:
+    """mode name -> the chat's label for it."""
+    return {spec.name: spec.label for spec in MODE_TABLE}
+
+
+def modes_description() -> str:
+    """One sentence on every mode, for the chat's mode picker."""
+    text = "; ".join(spec.summary for spec in MODE_TABLE)
+    return text[:1].upper() + text[1:] + "."
+
+
 def build_mode_chains(parts: ModeParts) -> dict[str, Runnable]:
-    """mode name -> its runnable (keys are :data:`chains.result.MODES`)."""
-    return {
-        "plain": build_plain_chain(parts),
-        "conversational": build_conversational_chain(parts),
-        "multi-query": build_multi_query_chain(parts),
-    }
+    """mode name -> its runnable, one per row of :data:`MODE_TABLE`."""
+    return {spec.name: spec.builder(parts) for spec in MODE_TABLE}

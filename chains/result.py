@@ -9,10 +9,6 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-Mode = Literal["plain", "conversational", "multi-query"]
-MODES: tuple[str, ...] = ("plain", "conversational", "multi-query")
-
-
 # Retrieval confidence (retrievers.hybrid) at which a source is labelled "high" / "medium"; below
 # MEDIUM it is "low", and the answer quotes such a source only when nothing better can open it.
 HIGH_CONFIDENCE = 0.66
@@ -86,7 +82,7 @@ AnswerStyleUsed = Literal["generative", "extractive", "abstain", "refused", "non
 
 class AnswerResult(BaseModel):
     answer: str
-    mode: Mode
+    mode: str  # a name in chains.modes.MODE_TABLE
     question: str
     searched_question: str
     sub_queries: list[str] = Field(default_factory=list)

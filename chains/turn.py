@@ -13,7 +13,7 @@ from chains.verdict.labels import Verdict
 class Turn(TypedDict, total=False):
     """Each step returns a copy with its keys added; ``timings`` collects seconds per step."""
 
-    mode: str  # plain | conversational | multi-query
+    mode: str  # a name in chains.modes.MODE_TABLE
     question: str  # as the user asked it
     history: list[tuple[str, str]]  # earlier (question, answer) turns, already cut to depth
     searched: str  # what is searched: the question, or its standalone rewrite

@@ -33,7 +33,9 @@ class QuestionFileError(UserFacingError):
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", default=str(SHARED_QUESTIONS), help="JSONL question file")
     parser.add_argument("--split", default="test", help="test, dev or all (default test)")
-    parser.add_argument("--mode", default="plain", help="plain | conversational | multi-query")
+    from chains.modes import mode_names
+
+    parser.add_argument("--mode", default="plain", choices=mode_names())
     parser.add_argument("--style", choices=STYLES, default=None,
                         help="answer.style for this run (default: cfg.yaml's); every style is "
                         "the real pipeline")  # fmt: skip

@@ -32,7 +32,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", required=True, help="JSONL: question, optional answer")
     parser.add_argument("--split", default="test", help="test, dev or all, for files with a "
                         "split field (default test)")  # fmt: skip
-    parser.add_argument("--mode", default="plain", help="plain | conversational | multi-query")
+    from chains.modes import mode_names
+
+    parser.add_argument("--mode", default="plain", choices=mode_names())
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     parser.add_argument("--out", default=None, metavar="FILE.jsonl",
                         help="write one line per answer")  # fmt: skip

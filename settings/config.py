@@ -10,7 +10,14 @@ from pathlib import Path
 from typing import Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from settings.grounding import GroundingSettings
 
@@ -188,8 +195,13 @@ class PromptsConfig(_Section):
     lead: str = "prompts/lead.txt"  # a yes/no answer's lead, for a model that writes one
 
 
+# The chain modes' names, kept here in the lowest layer so the config type can check
+# ``chains.mode``; chains.modes.MODE_TABLE (name, label, builder) is the table, checked to match.
+MODE_NAMES: tuple[str, ...] = ("plain", "conversational", "multi-query")
+
+
 class ChainsConfig(_Section):
-    mode: Literal["plain", "conversational", "multi-query"] = "plain"
+    mode: str = "plain"
     conversation_depth: int = Field(2, ge=0)
     n_queries: int = Field(3, ge=1, le=10)
     max_question_chars: int = Field(
@@ -201,6 +213,13 @@ class ChainsConfig(_Section):
         "search (off: the previous question + the follow-up; measured better for a 135M model)",
     )
     refusal: str = "Sorry, but I don't know as my capabilities are focused on medical assistance"
+
+    @field_validator("mode")
+    @classmethod
+    def _known_mode(cls, mode: str) -> str:
+        if mode not in MODE_NAMES:
+            raise ValueError(f"unknown mode {mode!r}: use one of {', '.join(MODE_NAMES)}")
+        return mode
 
 
 class UIConfig(_Section):
