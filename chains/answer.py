@@ -44,6 +44,7 @@ from chains.grounded import (
     evidence_spans,
     make_evidence_step,
 )
+from chains.policy import AnswerPolicy
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
 from chains.turn import Turn
@@ -102,8 +103,8 @@ def make_fit_step(
     template: str, count_tokens: TokenCounter, budget: Callable[[], int], *, writes: bool = True
 ) -> Runnable:
     """Turn -> Turn with ``documents`` cut to what fits and the answer ``messages``. When the LLM
-    ``writes`` no answer (the extractive style) there is no prompt to fit, and counting its
-    tokens would load the model for nothing."""
+    ``writes`` no answer (:attr:`AnswerPolicy.writes` false: the extractive style) there is no
+    prompt to fit, and counting its tokens would load the model for nothing."""
 
     def fit(turn: Turn) -> Turn:
         if turn.get("refused") or not writes:
@@ -132,6 +133,7 @@ def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
 def make_stream_step(
     answer: Runnable,
     refusal: str,
+    policy: AnswerPolicy,
     timeout_s: float | None = None,
     settings: GroundingSettings | None = None,
     corpus: CorpusTerms | None = None,
@@ -197,7 +199,7 @@ def make_stream_step(
             sources=sources,
             rewrite=base["rewrite"],
         )
-        writer = AnswerWriter(turn, settings)
+        writer = AnswerWriter(turn, settings, policy)
         for piece in writer.opening():
             yield TokenEvent(text=piece)
         note = ""
@@ -273,6 +275,7 @@ def build_answer_tail(
     answer: Runnable,
     refusal: str,
     encoder: EncoderProvider,
+    policy: AnswerPolicy,
     article_text: ArticleTexts | None = None,
     settings: GroundingSettings | None = None,
     timeout_s: float | None = None,
@@ -282,13 +285,15 @@ def build_answer_tail(
     lead: Runnable | None = None,
 ) -> Runnable:
     """Turn -> events (see the module docstring). ``lead``: the ``decide_lead`` step
-    (:func:`chains.lead.make_lead_step`); without it the lead is the stances' always."""
+    (:func:`chains.lead.make_lead_step`); without it the lead is the stances' always.
+    ``policy``: how the answer is made (:class:`chains.policy.AnswerPolicy`, resolved once by
+    the Assistant); no step reads ``answer.style`` itself."""
     settings = settings or GroundingSettings()
     chain = (
-        make_fit_step(template, count_tokens, budget, writes=settings.style != "extractive")
+        make_fit_step(template, count_tokens, budget, writes=policy.writes)
         | make_evidence_step(encoder, article_text, settings, corpus, classify_stance)
         | (lead or RunnablePassthrough())
-        | make_stream_step(answer, refusal, timeout_s, settings, corpus)
+        | make_stream_step(answer, refusal, policy, timeout_s, settings, corpus)
         | make_citation_step()
     )
     for step in postprocessors:

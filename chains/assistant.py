@@ -24,6 +24,7 @@ from langchain_core.runnables import Runnable
 from chains.answer import build_answer_tail, to_source
 from chains.lead import make_lead_step
 from chains.modes import ModeParts, build_mode_chains, make_followup_search_step
+from chains.policy import AnswerPolicy
 from chains.prompts import Prompts
 from chains.question_checks import language_refusal, refusal_events, validate_question
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent
@@ -94,6 +95,8 @@ class Assistant:
         self._llm = llm
         self._count_tokens = count_tokens
         self._llm_lock = threading.Lock()
+        # how answers are made (answer.style with the model's capabilities), decided once here
+        self.policy = AnswerPolicy.resolve(cfg.answer.style)
         self.chains = self._build_chains(postprocessors)
 
     @classmethod
@@ -152,6 +155,7 @@ class Assistant:
     def _build_chains(self, postprocessors: Sequence[Runnable]) -> dict[str, Runnable]:
         cfg = self.cfg
         prompts = self.prompts
+        policy = self.policy
         tail = build_answer_tail(
             template=prompts.answer,
             count_tokens=self.count_tokens,
@@ -165,7 +169,8 @@ class Assistant:
             postprocessors=postprocessors,
             corpus=corpus_terms(self.article_text.backend),
             classify_stance=load_stance_classifier(prompts.yes_no_path.parent),
-            lead=make_lead_step(self._model, prompts.lead, cfg.answer, cfg.llm.timeout_s),
+            lead=make_lead_step(self._model, prompts.lead, cfg.answer, policy, cfg.llm.timeout_s),
+            policy=policy,
         )
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),

@@ -21,6 +21,7 @@ from typing import Any
 
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from chains.policy import AnswerPolicy
 from chains.result import MEDIUM_CONFIDENCE, CitedSentence, DroppedSentence, EvidenceSpan
 from chains.turn import Turn
 from chains.verdict.labels import is_yes_no_question
@@ -128,8 +129,9 @@ class AnswerWriter:
     concatenation of everything returned equals ``composed.text``.
     """
 
-    def __init__(self, turn: Turn, settings: GroundingSettings) -> None:
+    def __init__(self, turn: Turn, settings: GroundingSettings, policy: AnswerPolicy) -> None:
         self.settings = settings
+        self.policy = policy
         pool: SourcePool = turn["pool"]
         self.evidence: list[list[EvidenceSentence]] = turn["evidence"]
         self.titles = [s.title for s in pool.sources]
@@ -147,7 +149,7 @@ class AnswerWriter:
             weak_sources=self.weak_sources,
             settings=settings,
         )
-        self.uses_llm = settings.style != "extractive" and not self.extractive.abstained
+        self.uses_llm = policy.writes and not self.extractive.abstained
         self._stream = GroundedStream(SupportChecker(pool, settings)) if self.uses_llm else None
         self.lead_dropped: DroppedSentence | None = turn.get("lead_dropped")  # a model's lead
         quoted = self.judgement.lead_quotes if self.judgement is not None else ""
@@ -181,9 +183,10 @@ class AnswerWriter:
             return ""
         out = self._show(self._stream.flush())
         self.composed = compose_answer(
-            self.settings.style,
             self._stream.decisions,
             self.evidence,
+            writes=self.policy.writes,
+            falls_back_to_extractive=self.policy.falls_back_to_extractive,
             titles=self.titles,
             judgement=self.judgement,
             weak_sources=self.weak_sources,

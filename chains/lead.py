@@ -3,7 +3,8 @@
 The lead composed from the stances (:func:`grounding.lead.with_finding`, in ``find_evidence``) is
 the default for every model. The model writes it instead only when all of these hold:
 
-- ``answer.style`` lets the model write (``auto`` or ``generative``; ``extractive`` never asks);
+- ``answer.style`` lets the model write (``auto`` or ``generative``; ``extractive`` never asks:
+  :attr:`chains.policy.AnswerPolicy.asks_for_lead`);
 - the stances gave a verdict (the sources agree, plainly): the model states it, never decides it;
 - the model's capabilities say it writes leads (``writes_lead``, granted in cfg.yaml by
   ``llm.writes_lead``; no backend class grants it, so the 135M default is never asked).
@@ -24,6 +25,7 @@ from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda
 
+from chains.policy import AnswerPolicy
 from chains.prompts import render
 from chains.result import DroppedSentence
 from chains.steps import ModelProvider
@@ -32,19 +34,18 @@ from grounding.concepts import question_stems
 from grounding.consensus import Judgement, verdict_count
 from grounding.lead import choose_lead
 from grounding.support import SupportChecker
-from llms.capabilities import capabilities
 from llms.llm import with_max_tokens
-from settings.grounding import AnswerStyle, GroundingSettings
+from settings.grounding import GroundingSettings
 
 log = logging.getLogger(__name__)
 
 LEAD_MAX_TOKENS = 64  # one sentence
 
 
-def asks_model(style: AnswerStyle, judgement: Judgement | None) -> bool:
+def asks_model(policy: AnswerPolicy, judgement: Judgement | None) -> bool:
     """Whether the answer could use a model-written lead at all (no model needed to tell)."""
     return (
-        style in ("auto", "generative")
+        policy.asks_for_lead
         and judgement is not None
         and judgement.reason == "agree"
         and judgement.verdict is not None
@@ -69,6 +70,7 @@ async def decide_lead(
     model: ModelProvider,
     template: str,
     settings: GroundingSettings,
+    policy: AnswerPolicy,
     timeout_s: float | None = None,
 ) -> Turn:
     """The turn with its judgement's lead decided (see the module docstring): unchanged unless
@@ -77,11 +79,11 @@ async def decide_lead(
     judgement: Judgement | None = turn.get("judgement")
     if turn.get("refused") or turn.get("abstain") or not turn.get("verdict"):
         return turn
-    if not asks_model(settings.style, judgement) or not template:
+    if not asks_model(policy, judgement) or not template:
         return turn
     assert judgement is not None
     llm: BaseChatModel = model()
-    if not capabilities(llm).writes_lead:
+    if not policy.model_writes_lead(llm):
         return turn
     messages = lead_messages(template, turn["question"], judgement)
     chain = with_max_tokens(llm, LEAD_MAX_TOKENS) | StrOutputParser()
@@ -107,12 +109,13 @@ def make_lead_step(
     model: ModelProvider,
     template: str,
     settings: GroundingSettings,
+    policy: AnswerPolicy,
     timeout_s: float | None = None,
 ) -> Runnable:
     """Turn -> Turn: :func:`decide_lead` as a chain step (after ``find_evidence``)."""
 
     async def decide(turn: Turn) -> Turn:
-        return await decide_lead(turn, model, template, settings, timeout_s)
+        return await decide_lead(turn, model, template, settings, policy, timeout_s)
 
     def decide_sync(turn: Turn) -> Turn:
         return asyncio.run(decide(turn))

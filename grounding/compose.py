@@ -15,7 +15,7 @@ from typing import Literal
 from grounding.consensus import Judgement
 from grounding.evidence import EvidenceSentence, answers_question
 from grounding.support import CheckedSentence, with_citations
-from settings.grounding import AnswerStyle, GroundingSettings
+from settings.grounding import GroundingSettings
 
 ABSTAIN = "The retrieved abstracts do not answer this directly."
 VERDICT_WORDS = {"yes": "Yes", "no": "No", "maybe": "Maybe"}
@@ -193,17 +193,20 @@ def _deciding_sentences(judgement: Judgement | None, skip: str = "") -> list[Ans
 
 
 def compose_answer(
-    style: AnswerStyle,
     generated: Sequence[CheckedSentence],
     evidence: Sequence[Sequence[EvidenceSentence]],
     *,
+    writes: bool,
+    falls_back_to_extractive: bool,
     titles: Sequence[str] = (),
     judgement: Judgement | None = None,
     weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
-    """What the user sees for a style, as a pure function of the checked generated sentences and
-    the evidence (the chain streams generated sentences as they pass; this decides the end)."""
+    """What the user sees, as a pure function of the checked generated sentences and the evidence
+    (the chain streams generated sentences as they pass; this decides the end). ``writes``: the
+    LLM's sentences are used at all; ``falls_back_to_extractive``: when none passed, the findings
+    (``auto``) rather than an abstention (``generative``); see ``chains.policy.AnswerPolicy``."""
     settings = settings or GroundingSettings()
     extractive = compose_extractive(
         evidence,
@@ -212,10 +215,10 @@ def compose_answer(
         weak_sources=weak_sources,
         settings=settings,
     )
-    if style == "extractive" or extractive.abstained:
+    if not writes or extractive.abstained:
         return extractive
     kept = [AnswerSentence(s.claim, s.citations) for s in generated if s.kept]
-    if kept or style == "generative":
+    if kept or not falls_back_to_extractive:
         if not kept:
             return abstention(titles)
         return ComposedAnswer(

@@ -10,11 +10,13 @@ import asyncio
 import hashlib
 import re
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
 from langchain_core.runnables import RunnableGenerator
 
+from chains.policy import AnswerPolicy
 from grounding.compose import ABSTAIN, compose_answer, compose_extractive
 from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
@@ -24,7 +26,7 @@ from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
-from settings.grounding import GroundingSettings
+from settings.grounding import AnswerStyle, GroundingSettings
 
 
 class HashEncoder:
@@ -424,10 +426,15 @@ def test_auto_falls_back_to_extractive_only_when_nothing_survives() -> None:
     checker = SupportChecker(make_pool())
     good = filter_answer("Statin use may reduce dementia risk in older adults [1].", checker)
     bad = filter_answer("Davis residents had burnout.", SupportChecker(make_pool()))
-    assert compose_answer("auto", good.sentences, evidence).style == "generative"
-    assert compose_answer("auto", bad.sentences, evidence).style == "extractive"
-    assert compose_answer("generative", bad.sentences, evidence).abstained
-    assert compose_answer("extractive", good.sentences, evidence).style == "extractive"
+    def compose(style: AnswerStyle, generated: list) -> Any:
+        policy = AnswerPolicy.resolve(style)
+        return compose_answer(generated, evidence, writes=policy.writes,
+                              falls_back_to_extractive=policy.falls_back_to_extractive)  # fmt: skip
+
+    assert compose("auto", good.sentences).style == "generative"
+    assert compose("auto", bad.sentences).style == "extractive"
+    assert compose("generative", bad.sentences).abstained
+    assert compose("extractive", good.sentences).style == "extractive"
 
 
 def test_a_last_sentence_cut_off_by_the_token_limit_is_not_shown() -> None:
