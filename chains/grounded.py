@@ -92,11 +92,11 @@ def judge_sources(
     essential concepts and has a relevant sentence, then the verdict they support, and the lead
     sentence stating it with its deciding finding (:func:`grounding.lead.with_finding`).
 
-    The concepts are the ``asked`` question's own; a follow-up with none of its own ("and in
-    children?") takes those of the ``searched`` text (the follow-up in its conversation)."""
-    concepts = question_concepts(asked, corpus)
-    if not any(c.essential for c in concepts) and searched != asked:
-        concepts = question_concepts(searched, corpus)
+    The concepts are the ``asked`` question's own; a follow-up searched in its conversation
+    (``searched`` differs: "and does it hold when siblings are compared?" after "Is childhood IQ
+    associated with mortality?") is about the conversation's topic too, so the ``searched`` text's
+    concepts count, and a source on siblings alone does not address it."""
+    concepts = question_concepts(searched if searched != asked else asked, corpus)
     coverage = check_coverage(concepts, pool, encoder)
     question_stems = {stem(w) for c in question_concepts(searched) for w in c.words}
     stances = [

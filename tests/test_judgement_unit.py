@@ -246,3 +246,24 @@ def test_a_conclusion_that_plainly_says_both_is_no_plain_answer() -> None:
     single = SourcePool.build(question, [abstract.split(" Nonverbal intelligence is")[0]],
                               HashEncoder())  # fmt: skip
     assert source_stance(single.sources[0], question, question_stems(question)).stance == "no"
+
+
+def test_a_follow_up_searched_in_its_conversation_keeps_the_conversations_concepts() -> None:
+    from chains.grounded import judge_sources
+    from settings.grounding import GroundingSettings
+
+    asked = "and does it hold when siblings are compared?"
+    searched = "Is childhood intelligence associated with adult mortality? " + asked
+    siblings_only = (
+        "CONCLUSIONS: Unaffected siblings of patients with schizophrenia performed poorly on "
+        "tests of verbal memory compared with controls."
+    )
+    mortality = (
+        "CONCLUSIONS: The lower mortality associated with higher childhood intelligence was not "
+        "explained by factors shared by siblings."
+    )
+    corpus = Vocabulary([siblings_only, mortality, HEART, TRAINING_NULL, TRAINING_YES])
+    pool = SourcePool.build(searched, [siblings_only, mortality], HashEncoder())
+    evidence = select_evidence(pool)
+    j = judge_sources(asked, searched, pool, evidence, GroundingSettings(), None, corpus)
+    assert j.addressing == [2]  # the siblings-only abstract is not about mortality
