@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from grounding.concepts import stems_of, words_of
+from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sentences import Sentence
 from grounding.sources import SourceText
 from indexing.stems import stem
@@ -60,26 +61,6 @@ NON_FINDING_NEGATIONS = re.compile(
     r"\s+\w+|\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?cannot\s+\w+",
     re.IGNORECASE,
 )
-
-# A question that asks whether two things are the SAME ("Are ISF concentrations equivalent to
-# plasma concentrations?", "Does practice at teaching sites reflect community practice?") turns
-# the cues around: a difference found says no, a similarity found says yes.
-ASKS_SAMENESS = _rx(
-    r"same", r"similar(?:ly)?", r"equivalent", r"equal(?:ly)?", r"comparable", r"identical",
-    r"interchangeabl[ey]", r"reflects?", r"as (?:good|effective|safe|accurate|reliable) as",
-    r"non-?inferior",
-)  # fmt: skip
-DIFFERENCE_FOUND = _rx(
-    r"significant(?:ly)? (?:\w+ )?(?:higher|lower|greater|smaller|more|less|better|worse|"
-    r"different|differ\w*)", r"differ(?:s|ed)? (?:significantly|markedly)?", r"higher", r"lower",
-    r"greater", r"more", r"less", r"better", r"worse", r"superior", r"inferior",
-    r"significant differences?",
-)  # fmt: skip
-SAMENESS_FOUND = _rx(
-    r"similar", r"comparable", r"equivalent", r"identical", r"indistinguishable", r"same",
-    r"non-?inferior", r"no (?:statistically )?(?:significant )?differences?",
-    r"(?:did|does|do) not (?:significantly )?differ", r"not (?:significantly )?different",
-)  # fmt: skip
 
 # "..., but not in X": the negation is about X alone (up to four words; a scope the question may
 # not ask about).
@@ -300,14 +281,6 @@ def _sameness_stance(text: str) -> SentenceStance:
     return SentenceStance(None, 0.0, "")
 
 
-# "siblings FROM THE SAME family", "IN a similar setting": a sameness word after a preposition
-# describes what was studied; it is not what the question asks.
-_DESCRIBES = re.compile(
-    r"\b(?:from|in|at|of|within|on|for|by|to|with|among|under|into)\s+(?:the\s+|a\s+|an\s+)?$",
-    re.IGNORECASE,
-)
-
-
 # A stance stated without a hedge (the rules' strength for an unhedged yes or no).
 PLAIN = 0.8
 
@@ -326,13 +299,6 @@ def _says_both(
     opposite = "no" if stance == "yes" else "yes"
     closeness = len(shared) / max(1, len(question_stems))
     return any(r.stance == opposite and overlap >= closeness for overlap, r in plain)
-
-
-def asks_sameness(question: str) -> bool:
-    """Does the question ask whether two things are the same (not whether they differ)?"""
-    return any(
-        _DESCRIBES.search(question[: m.start()]) is None for m in ASKS_SAMENESS.finditer(question)
-    )
 
 
 def _answer_sentences(source: SourceText, n_last: int = 3) -> list[Sentence]:

@@ -10,8 +10,9 @@ from grounding.compose import compose_extractive
 from grounding.concepts import check_coverage, question_concepts, question_stems
 from grounding.consensus import Judgement, cite, judge
 from grounding.evidence import select_evidence
+from grounding.sameness import asks_sameness
 from grounding.sources import SourcePool
-from grounding.stance import SourceStance, asks_sameness, sentence_stance, source_stance
+from grounding.stance import SourceStance, sentence_stance, source_stance
 from tests.test_grounding_unit import HashEncoder
 
 TRAINING_NULL = (
