@@ -1,0 +1,53 @@
+"""Questions in a user's words, on the small real index: the paper worded otherwise is found.
+
+"Do kids who score high on IQ tests end up living longer?" shares almost no word with the abstract
+that answers it ("Intelligence and all-cause mortality in the 6-Day Sample of the Scottish Mental
+Survey 1947 ..."), so BM25's best match is weak and literal (kids, IQ tests); MiniLM finds the
+paper. With BM25 leading the fusion regardless, the paper fell far down the list; with the dense
+retriever leading such questions (``retrieval.weights_when_bm25_weak``), it is first.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from retrievers.hybrid import HybridRetriever, refuses_lexical
+
+QUESTION = "Do kids who score high on IQ tests end up living longer?"
+GOLD = "29025063"  # verdict_dev vd022's article, part of the small index's selection
+
+
+@pytest.fixture(scope="module")
+def backend(small_retriever):
+    backend = small_retriever.snapshot()
+    if not backend.article_chunks(GOLD):
+        pytest.skip(f"PMID {GOLD} is not in the small index (shared data changed?)")
+    return backend
+
+
+def test_the_question_is_one_bm25_alone_would_refuse(small_retriever, backend) -> None:
+    query, filters = small_retriever._prepare(QUESTION, None)
+    assert refuses_lexical(backend.bm25_relevance(query, filters),
+                           small_retriever.lexical_threshold)
+
+
+def test_a_users_wording_finds_the_paper_worded_otherwise(small_retriever, backend) -> None:
+    top = [d.metadata["pmid"] for d in small_retriever.retrieve(QUESTION).documents]
+    assert GOLD in top, top  # the chains' top 3 (retrieval.topk_rrf)
+    # BM25 alone does not find it among its first three
+    bm25 = small_retriever.retrievers[0].invoke(QUESTION)
+    assert GOLD not in [d.metadata["pmid"] for d in bm25[:3]]
+
+
+def test_the_fused_rank_follows_the_dense_retriever_for_such_questions(
+    small_index_cfg, small_retriever, backend
+) -> None:
+    fused = small_retriever.retrieve(QUESTION, k=20).documents
+    gold = next(d for d in fused if d.metadata["pmid"] == GOLD)
+    assert gold.metadata["ranks"]["dense"] is not None
+    assert fused.index(gold) + 1 <= gold.metadata["ranks"]["dense"]
+    # the configured weights alone (the rule off) leave it below the top 3
+    cfg = small_index_cfg.model_copy(deep=True)
+    cfg.retrieval.weights_when_bm25_weak = None
+    plain = HybridRetriever.from_backend(backend, cfg).retrieve(QUESTION).documents
+    assert GOLD not in [d.metadata["pmid"] for d in plain]
