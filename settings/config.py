@@ -136,7 +136,7 @@ class RetrievalConfig(_Section):
     score_threshold: float = Field(0.35, ge=-1, le=1, description="cosine similarity cut for FAISS")
     rrf_c: float = Field(5, gt=0)
     fusion: Literal["rrf", "convex"] = Field(
-        "rrf", description="rrf: weighted reciprocal ranks; convex: weighted normalised scores"
+        "convex", description="convex: weighted normalised scores; rrf: weighted reciprocal ranks"
     )
     weights: list[float] = Field(default_factory=lambda: [0.75, 0.25], min_length=2, max_length=2)
     # When BM25's best match is weak (below bm25.refusal_threshold of the question's highest
