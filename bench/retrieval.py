@@ -61,6 +61,8 @@ def _questions(args: argparse.Namespace) -> list[str]:
     for f in files:
         if not args.questions and _is_conversation_file(Path(f)):
             continue  # followups_dev.jsonl: turns, not questions (timed by eval followups)
+        if not args.questions and not _has_gold(Path(f)):
+            continue  # abstain_dev.jsonl: no gold article (scored by eval verdicts)
         out += [q["question"] for q in read_questions(Path(f))]
     if not out:
         raise SystemExit("no questions found: pass --questions FILE.jsonl")
@@ -73,6 +75,15 @@ def _is_conversation_file(path: Path) -> bool:
         first = fh.readline()
     try:
         return "turns" in json.loads(first) and "question" not in json.loads(first)
+    except json.JSONDecodeError:
+        return False
+
+
+def _has_gold(path: Path) -> bool:
+    with path.open(encoding="utf-8") as fh:
+        first = fh.readline()
+    try:
+        return "gold_pmids" in json.loads(first)
     except json.JSONDecodeError:
         return False
 

@@ -63,9 +63,37 @@ def refuses_lexical(relevance: float, threshold: float) -> bool:
     return relevance < threshold
 
 
+def fusion_weights(
+    relevance: float | None,
+    weights: list[float],
+    weak_weights: list[float] | None,
+    threshold: float,
+) -> list[float]:
+    """The [BM25, dense] fusion weights for one question.
+
+    ``weights`` (``retrieval.weights``, BM25 leading) unless BM25's best match is weak: when it
+    covers less than ``threshold`` of the highest score the question's words could reach (the bar
+    at which BM25 alone refuses a question, :func:`refuses_lexical`), BM25 found no abstract in
+    the question's words, which happens when the question is worded unlike the abstracts ("IQ",
+    "live longer" for "intelligence", "mortality"); then ``weak_weights``
+    (``retrieval.weights_when_bm25_weak``, dense leading) apply. ``relevance`` None (a backend
+    that cannot measure it) or ``weak_weights`` None: always ``weights``.
+    """
+    if weak_weights is None or relevance is None or not refuses_lexical(relevance, threshold):
+        return list(weights)
+    return list(weak_weights)
+
+
 def dense_ready(backend: Any) -> bool:
     """Whether ``backend`` can search its dense index (a backend that does not say can)."""
     return bool(getattr(backend, "dense_ready", True))
+
+
+def bm25_relevance(backend: Any, query: str, filters: Filters) -> float | None:
+    """BM25's best match for ``query`` over the question's highest possible score, in [0, 1]
+    (:meth:`indexing.bm25.BM25Index.relevance`); None for a backend that cannot say (Milvus)."""
+    measure = getattr(backend, "bm25_relevance", None)
+    return float(measure(query, filters)) if callable(measure) else None
 
 
 class Retrieval(BaseModel):
@@ -130,6 +158,7 @@ class HybridRetriever(EnsembleRetriever):
     topk: int = 3
     parse_filters: bool = True
     lexical_threshold: float = 0.0  # retrieval.bm25.refusal_threshold (no dense index yet)
+    weak_weights: list[float] | None = None  # retrieval.weights_when_bm25_weak (fusion_weights)
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
@@ -148,6 +177,9 @@ class HybridRetriever(EnsembleRetriever):
             topk=r.topk_rrf,
             id_key="pmid",
             lexical_threshold=r.bm25.refusal_threshold,
+            weak_weights=(
+                list(r.weights_when_bm25_weak) if r.weights_when_bm25_weak is not None else None
+            ),
         )
 
     # -- public API -----------------------------------------------------------------------------
@@ -171,7 +203,9 @@ class HybridRetriever(EnsembleRetriever):
                 query, patch_config(config, run_name=name))
             for r, name in zip(self.retrievers, NAMES, strict=True)
         ]
-        return Retrieval(documents=self.fuse(lists, k), filters=filters, query=query)
+        relevance = bm25_relevance(backend, query, filters)
+        return Retrieval(documents=self.fuse(lists, k, relevance=relevance), filters=filters,
+                         query=query)
 
     async def aretrieve(
         self,
@@ -195,7 +229,9 @@ class HybridRetriever(EnsembleRetriever):
                 for r, name in zip(self.retrievers, NAMES, strict=True)
             ]
         )
-        return Retrieval(documents=self.fuse(list(lists), k), filters=filters, query=query)
+        relevance = bm25_relevance(backend, query, filters)
+        return Retrieval(documents=self.fuse(list(lists), k, relevance=relevance),
+                         filters=filters, query=query)
 
     def snapshot(self) -> Any:
         """The search backend for one retrieval (a live index's build of the moment)."""
@@ -251,7 +287,12 @@ class HybridRetriever(EnsembleRetriever):
         """The cosine a dense hit needs (``retrieval.score_threshold``)."""
         return self.retrievers[1].score_threshold  # type: ignore[union-attr]
 
-    def fuse(self, lists: list[list[Document]], k: int | None = None) -> list[Document]:
+    def fuse(self, lists: list[list[Document]], k: int | None = None,
+             relevance: float | None = None) -> list[Document]:
+        """[BM25 hits, dense hits] fused, best first (``k`` or ``topk_rrf`` of them), weighted by
+        :func:`fusion_weights` of BM25's ``relevance`` for the question (None: ``weights``)."""
+        weights = fusion_weights(relevance, self.weights, self.weak_weights,
+                                 self.lexical_threshold)
         bm25, dense = (best_chunk_per_article(docs) for docs in lists)
         best = max((float(d.metadata["score"]) for d in dense), default=None)
         if refuses(best, self.score_threshold):
@@ -261,15 +302,15 @@ class HybridRetriever(EnsembleRetriever):
         if self.fusion == "convex":
             fused = convex_combination(
                 [bm25, dense],
-                weights=self.weights,
+                weights=weights,
                 floors=[0.0, self.score_threshold],
                 names=NAMES,
             )
         else:
             fused = reciprocal_rank_fusion(
-                [bm25, dense], c=self.c, weights=self.weights, names=NAMES, key="pmid"
+                [bm25, dense], c=self.c, weights=weights, names=NAMES, key="pmid"
             )
-        return [self._annotate(doc, bm25, dense) for doc in fused[: k or self.topk]]
+        return [self._annotate(doc, bm25, dense, weights) for doc in fused[: k or self.topk]]
 
     def fuse_lexical(self, docs: list[Document], relevance: float,
                      k: int | None = None) -> list[Document]:
@@ -292,16 +333,18 @@ class HybridRetriever(EnsembleRetriever):
             out.append(annotated)
         return out
 
-    def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document]) -> Document:
+    def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document],
+                  weights: list[float] | None = None) -> Document:
+        weights = list(weights or self.weights)
         pmid = doc.metadata["pmid"]
         scores = {
             name: next((d.metadata["score"] for d in docs if d.metadata["pmid"] == pmid), None)
             for name, docs in zip(NAMES, (bm25, dense), strict=True)
         }
         if "fused_score" in doc.metadata:  # convex: 1.0 = first in both lists
-            fused_part = min(1.0, doc.metadata["fused_score"] / sum(self.weights))
+            fused_part = min(1.0, doc.metadata["fused_score"] / sum(weights))
         else:
-            best_possible = sum(self.weights) / (self.c + 1)
+            best_possible = sum(weights) / (self.c + 1)
             fused_part = min(1.0, doc.metadata["rrf_score"] / best_possible)
         cosine = scores["dense"]
         threshold = self.score_threshold

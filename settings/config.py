@@ -146,6 +146,10 @@ class RetrievalConfig(_Section):
         "rrf", description="rrf: weighted reciprocal ranks; convex: weighted normalised scores"
     )
     weights: list[float] = Field(default_factory=lambda: [0.75, 0.25], min_length=2, max_length=2)
+    # When BM25's best match is weak (below bm25.refusal_threshold of the question's highest
+    # possible score: the question is worded unlike the abstracts), these weights replace
+    # `weights` for that question; null = always `weights` (retrievers.hybrid.fusion_weights)
+    weights_when_bm25_weak: list[float] | None = Field(None, min_length=2, max_length=2)
     topk_rrf: int = Field(3, ge=1)
     followup_prior_weight: float = Field(
         0.0, ge=0, description="RRF weight of the previous turn's sources for a follow-up"

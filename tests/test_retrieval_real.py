@@ -67,9 +67,14 @@ def test_hybrid_finds_the_gold_abstract_for_detail_questions(small_index_cfg, sm
 
 
 def test_convex_fusion_never_does_worse_than_its_best_part(small_index_cfg, small_retriever) -> None:  # noqa: E501
-    """``retrieval.fusion: convex`` (the option, docs/measurements-retrieval.md "Adaptive
-    fusion"): on the same questions as above, hybrid MRR reaches max(BM25, dense) with no
-    tolerance."""
+    """``retrieval.fusion: convex`` (docs/measurements-retrieval.md "Adaptive fusion"): on the
+    same questions as above, hybrid MRR reaches max(BM25, dense) with no tolerance.
+
+    The rule alone: ``weights_when_bm25_weak`` is off here. On this ~450-article index a detail
+    question's words are often missing from the index, which lowers BM25's relevance below the
+    bar calibrated on the full corpus, so the weak-BM25 swap fires on questions it never fires
+    on with the full index (docs/retrieval_user_words.md); the swap has its own real tests
+    (tests/test_retrieval_user_words_real.py)."""
     from retrievers.hybrid import HybridRetriever
 
     path = EVAL_DIR / "llm_questions_dev.jsonl"
@@ -77,6 +82,7 @@ def test_convex_fusion_never_does_worse_than_its_best_part(small_index_cfg, smal
         pytest.skip(f"{path} not found")
     cfg = small_index_cfg.model_copy(deep=True)
     cfg.retrieval.fusion, cfg.retrieval.weights = "convex", [0.8, 0.2]
+    cfg.retrieval.weights_when_bm25_weak = None
     convex = HybridRetriever.from_backend(small_retriever.snapshot(), cfg)
     answered = [q for q in read_questions(path) if not convex.retrieve(q["question"]).empty]
     result = evaluate_retrieval(cfg, answered, retriever=convex)
