@@ -235,7 +235,7 @@ def test_an_unknown_route_or_model_gives_a_clear_error() -> None:
 
 def _cli_config(tmp_path: Path, base_url: str) -> Path:
     prompts = {k: str(REPO / "prompts" / f"{k}.txt")
-               for k in ("answer", "rewrite", "multi_query", "yes_no")}  # fmt: skip
+               for k in ("answer", "rewrite", "multi_query", "yes_no", "lead")}  # fmt: skip
     cfg_file = tmp_path / "cfg.yaml"
     cfg_file.write_text(yaml.safe_dump({
         "llm": {"backend": "openai", "openai_base_url": base_url, "openai_model": MODEL},
