@@ -31,7 +31,7 @@ from chains.result import DroppedSentence
 from chains.steps import ModelProvider
 from chains.turn import Turn
 from grounding.concepts import question_stems
-from grounding.consensus import Judgement, verdict_count
+from grounding.consensus import Judgement, agreeing
 from grounding.lead import choose_lead
 from grounding.support import SupportChecker
 from llms.llm import with_max_tokens
@@ -59,7 +59,7 @@ def lead_messages(template: str, question: str, j: Judgement) -> list[BaseMessag
         for s in j.stances
         if s.stance == j.verdict and s.sentence
     )
-    counts = verdict_count(j).split("(", 1)[1].rstrip(")")  # "3 of 3 studies"
+    counts = agreeing(j)  # "3 of 3 studies"
     verdict = (j.verdict or "").capitalize()
     text = render(template, question=question, verdict=verdict, counts=counts, findings=findings)
     return [HumanMessage(text)]

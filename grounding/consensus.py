@@ -120,14 +120,19 @@ def _studies(n: int) -> str:
     return f"{n} {'study' if n == 1 else 'studies'}"
 
 
+def agreeing(j: Judgement) -> str:
+    """How many addressing studies give the shown verdict: "3 of 3 studies", "1 study"."""
+    assert j.verdict is not None
+    n = len(j.stances)
+    k = j.counts()[j.verdict]
+    return _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
+
+
 def verdict_count(j: Judgement) -> str:
     """The shown verdict and how many addressing studies give it: "No (3 of 3 studies)",
     "No (1 study)"."""
     assert j.verdict is not None
-    n = len(j.stances)
-    k = j.counts()[j.verdict]
-    how_many = _studies(n) if k == n == 1 else f"{k} of {_studies(n)}"
-    return f"{j.verdict.capitalize()} ({how_many})"
+    return f"{j.verdict.capitalize()} ({agreeing(j)})"
 
 
 def lead_sentence(j: Judgement) -> str:
