@@ -182,6 +182,10 @@ class HybridRetriever(EnsembleRetriever):
             ),
         )
 
+    def _relevance(self, backend: Any, query: str, filters: Filters) -> float | None:
+        """BM25's relevance for the weak-BM25 rule; not measured while the rule is off."""
+        return bm25_relevance(backend, query, filters) if self.weak_weights is not None else None
+
     # -- public API -----------------------------------------------------------------------------
     def retrieve(
         self,
@@ -203,7 +207,7 @@ class HybridRetriever(EnsembleRetriever):
                 query, patch_config(config, run_name=name))
             for r, name in zip(self.retrievers, NAMES, strict=True)
         ]
-        relevance = bm25_relevance(backend, query, filters)
+        relevance = self._relevance(backend, query, filters)
         return Retrieval(documents=self.fuse(lists, k, relevance=relevance), filters=filters,
                          query=query)
 
@@ -229,7 +233,7 @@ class HybridRetriever(EnsembleRetriever):
                 for r, name in zip(self.retrievers, NAMES, strict=True)
             ]
         )
-        relevance = bm25_relevance(backend, query, filters)
+        relevance = self._relevance(backend, query, filters)
         return Retrieval(documents=self.fuse(list(lists), k, relevance=relevance),
                          filters=filters, query=query)
 
