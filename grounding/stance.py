@@ -325,7 +325,10 @@ def source_stance(
 ) -> SourceStance:
     """The source's stance. The rules read its answer sentences (then its key findings) and the
     strongest stance among those that share words with the question decides, with its sentence;
-    a conclusion sentence before a key finding, and doubt beats a weak yes.
+    a conclusion sentence before a key finding, and doubt beats a weak yes. A sentence that
+    shares no word with the question decides nothing unless it is the labelled conclusion
+    ("No differences were found."): an unlabelled last sentence about something else ("Different
+    hypotheses explaining these differences are compared.") once gave a confident "Yes".
 
     With ``classify`` (the stance classifier over the answer sentences' cues), the strength is
     the classifier's probability of that stance, and a stance the classifier does not also find
@@ -343,6 +346,8 @@ def source_stance(
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
+        if not overlap and sentence.kind != "conclusion":
+            continue  # shares no word with the question: about something else
         read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
         if read.stance is None:
             continue

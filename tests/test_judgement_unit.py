@@ -268,3 +268,23 @@ def test_a_follow_up_searched_in_its_conversation_keeps_the_conversations_concep
     evidence = select_evidence(pool)
     j = judge_sources(asked, searched, pool, evidence, GroundingSettings(), None, corpus)
     assert j.addressing == [2]  # the siblings-only abstract is not about mortality
+
+
+def test_a_sentence_sharing_no_word_with_the_question_decides_nothing() -> None:
+    # abstain_dev's "class sizes" question: an unstructured growth study about pupils ended on a
+    # sentence about something else ("explaining" read as a yes) and gave a confident "Yes"
+    question = "Do smaller class sizes in the first years of school raise pupils' later IQ scores?"
+    abstract = (
+        "Cognitive ability of primary school pupils in Costa Rica was compared with Austria. "
+        "Austrian children were also taller. Different causal hypotheses explaining these "
+        "differences are compared."
+    )
+    pool = SourcePool.build(question, [abstract], HashEncoder())
+    said = source_stance(pool.sources[0], question, question_stems(question))
+    assert said.stance == "unclear" and said.sentence == ""
+    # a labelled conclusion is about the study's own question: it still decides
+    labelled = SourcePool.build(
+        question, ["METHODS: We compared two groups. CONCLUSIONS: No differences were found."],
+        HashEncoder(),
+    )
+    assert source_stance(labelled.sources[0], question, question_stems(question)).stance == "no"
