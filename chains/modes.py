@@ -217,6 +217,11 @@ class ModeSpec:
     label: str
     builder: Callable[[ModeParts], Runnable]
     summary: str  # what it does, for the chat's mode picker ("plain answers each question ...")
+    button: str = ""  # the chat's one-word mode button beside the message box (default: label)
+
+    @property
+    def button_text(self) -> str:
+        return self.button or self.label
 
 
 MODE_TABLE: tuple[ModeSpec, ...] = (
@@ -226,12 +231,14 @@ MODE_TABLE: tuple[ModeSpec, ...] = (
         "Conversational (follow-up questions)",
         build_conversational_chain,
         "conversational rewrites follow-ups using the chat so far",
+        "Conversational",
     ),
     ModeSpec(
         "multi-query",
         "Multi-query (several searches)",
         build_multi_query_chain,
         "multi-query searches several rephrasings of the question",
+        "Multi-query",
     ),
 )
 
@@ -256,6 +263,11 @@ def mode_names() -> tuple[str, ...]:
 def mode_labels() -> dict[str, str]:
     """mode name -> the chat's label for it."""
     return {spec.name: spec.label for spec in MODE_TABLE}
+
+
+def mode_buttons() -> dict[str, str]:
+    """mode name -> the text of its button beside the chat's message box (unique, no spaces)."""
+    return {spec.name: spec.button_text for spec in MODE_TABLE}
 
 
 def modes_description() -> str:

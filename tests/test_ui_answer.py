@@ -43,6 +43,9 @@ class RecordingEmitter(BaseChainlitEmitter):
     async def send_element(self, element_dict: Any) -> None:
         self.events.append(("send_element", dict(element_dict)))
 
+    async def set_commands(self, commands: Any) -> None:
+        self.events.append(("set_commands", list(commands)))
+
     def of(self, kind: str) -> list[Any]:
         return [data for k, data in self.events if k == kind]
 
@@ -209,3 +212,54 @@ async def test_a_message_with_no_words_gets_a_clear_reply_and_no_search(
     assert replies == [ui.EMPTY_QUESTION_TEXT]
     assert not any(d.get("isError") for d in emitter.of("send_step"))
     assert user_session.get("history") == []
+
+
+@pytest.mark.asyncio
+async def test_each_question_is_answered_in_the_mode_of_its_highlighted_button(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mode buttons (app/mode_control.py): the button sent with a question picks its mode; a
+    question sent with none highlighted gets the configured default and the buttons again, that
+    default highlighted."""
+    emitter = new_session()
+    fake = FakeAssistant()
+    monkeypatch.setattr(ui, "BACKEND", Backend(lambda: fake))
+    monkeypatch.setattr(ui, "_show_index_status", _no_status)
+    await ui._chat_start()
+    (buttons,) = emitter.of("set_commands")
+    assert [(b["id"], b["selected"]) for b in buttons] == [
+        ("Plain", True), ("Conversational", False), ("Multi-query", False)]
+    assert all(b["button"] and b["persistent"] for b in buttons)
+
+    def message(text: str, command: str | None) -> Any:
+        return type("Msg", (), {"content": text, "command": command})()
+
+    await ui._on_message(message("Is IQ heritable?", "Multi-query"))
+    await ui._on_message(message("And in adults?", "Conversational"))
+    assert [c["mode"] for c in fake.calls] == ["multi-query", "conversational"]
+    assert len(emitter.of("set_commands")) == 1  # a button was highlighted: nothing re-sent
+    await ui._on_message(message("Is IQ heritable?", None))
+    assert fake.calls[-1]["mode"] == "plain"
+    again = emitter.of("set_commands")[-1]
+    assert [b["id"] for b in again if b["selected"]] == ["Plain"]
+
+
+async def _no_status() -> None:
+    return None
+
+
+@pytest.mark.asyncio
+async def test_a_new_chat_starts_with_no_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chainlit's "New chat" opens a new session and runs on_chat_start: follow-ups there get
+    no history, even in a process whose earlier session had some."""
+    new_session()
+    fake = FakeAssistant()
+    monkeypatch.setattr(ui, "BACKEND", Backend(lambda: fake))
+    monkeypatch.setattr(ui, "_show_index_status", _no_status)
+    await ui._chat_start()
+    await answer(ui.BACKEND, "Is IQ heritable?", "conversational")
+    assert user_session.get("history")
+    new_session()
+    user_session.set("history", [("left over", "from before")])  # what a reused session held
+    await ui._chat_start()
+    await answer(ui.BACKEND, "And in adults?", "conversational")
+    assert fake.calls[-1]["history"] == []
