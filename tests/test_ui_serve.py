@@ -77,8 +77,11 @@ def test_committed_chainlit_config_is_safe_and_offline() -> None:
 
 
 # Our wording where Chainlit's is a developer's: (file, key path) -> text. The header button
-# that opens chainlit.md says "Help", not "Readme".
-TRANSLATION_OVERRIDES = {("en-US.json", ("navigation", "header", "readme")): "Help"}
+# that opens chainlit.md says "Help", not "Readme"; the message box asks for a question.
+TRANSLATION_OVERRIDES = {
+    ("en-US.json", ("navigation", "header", "readme")): "Help",
+    ("en-US.json", ("chat", "input", "placeholder")): "Ask a biomedical question...",
+}
 
 
 def test_committed_translations_are_chainlits_own() -> None:
