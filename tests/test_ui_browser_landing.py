@@ -11,14 +11,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
-
 from urllib.parse import urljoin
 
 import pytest
 
 from app.render import STARTERS
-from tests.browser.harness import ChatPage, Server, require_chromium, running_server
-from tests.browser.harness import write_test_config
+from tests.browser.harness import (
+    ChatPage,
+    Server,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -66,7 +70,8 @@ def test_the_landing_page_names_the_product_and_a_starter_asks_its_question(
     # chainlit.md opens from "Help", not from Chainlit's developer-facing "Readme"
     assert page.locator("#readme-button").inner_text().strip() == "Help"
     assert page.get_by_text("Readme", exact=True).count() == 0
-    assert page.locator("#chat-input").get_attribute("placeholder") == "Ask a biomedical question..."
+    placeholder = page.locator("#chat-input").get_attribute("placeholder")
+    assert placeholder == "Ask a biomedical question..."
 
     starters = page.locator("#starters button")
     starters.first.wait_for()
