@@ -12,6 +12,13 @@ from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
+
+
+def queued_text(ahead: int) -> str:
+    """A waiting question's notice; with how many questions come first when more than one."""
+    return QUEUED_TEXT if ahead <= 1 else f"{QUEUED_TEXT} ({ahead} questions ahead of yours)"
+
+
 EMPTY_QUESTION_TEXT = ("Please type a question: your message has no words in it. For example: "
                        "*Is childhood intelligence associated with health in later life?*")
 LOADING_TEXT = "Loading the language model and the search index (first question only)…"

@@ -36,6 +36,7 @@ from app.render import (  # noqa: E402
     friendly_error,
     key_findings_block,
     passage_markdown,
+    queued_text,
     search_summary,
     source_label,
     source_line,
@@ -233,13 +234,16 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
         if not backend.loaded:
             notice = await _notice(LOADING_TEXT)
         assistant = await backend.assistant()
-        if backend.busy:
+
+        async def queued(ahead: int) -> None:  # while it waits: how many questions come first
+            nonlocal notice
             if notice is None:
-                notice = await _notice(QUEUED_TEXT)
-            else:
-                notice.content = QUEUED_TEXT
+                notice = await _notice(queued_text(ahead))
+            elif notice.content != queued_text(ahead):
+                notice.content = queued_text(ahead)
                 await notice.update()
-        async with backend.turn():
+
+        async with backend.turn(on_wait=queued):
             if notice is not None:
                 await notice.remove()
                 notice = None
@@ -304,7 +308,7 @@ async def _send_search_step(question: str, prepared: PreparedEvent,
 
 
 __all__ = [
-    "Backend", "LoopThread", "RelayedStream", "answer", "escape_answer", "escape_markdown",
-    "friendly_error", "passage_markdown", "search_summary", "source_label", "source_line",
-    "sources_block", "strip_external_tags",
+    "QUEUED_TEXT", "Backend", "LoopThread", "RelayedStream", "answer", "escape_answer",
+    "escape_markdown", "friendly_error", "passage_markdown", "search_summary", "source_label",
+    "source_line", "sources_block", "strip_external_tags",
 ]  # fmt: skip

@@ -438,9 +438,9 @@ def report(conversations: list[tuple[str, list[Turn]]], wall_s: float, warmup: T
            n_questions: int) -> dict[str, Any]:
     turns = [t for _, ts in conversations for t in ts]
     answered = [t for t in turns if t.answer_s is not None]
-    notices: dict[str, int] = {}
+    notices: dict[str, int] = {}  # each notice text shown, its counts written N
     for t in turns:
-        for text in t.notices:
+        for text in {re.sub(r"\d+", "N", n) for n in t.notices}:
             notices[text] = notices.get(text, 0) + 1
     problems = history_problems(conversations)
     errors = [f"{t.question!r}: {e}" for t in turns for e in t.errors]

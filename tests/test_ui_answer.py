@@ -15,6 +15,7 @@ from app.errors import IndexMissingError
 from app.ui import QUEUED_TEXT, Backend, answer
 from tests.browser import fakes
 from tests.browser.fakes import REFUSAL, FakeAssistant
+from tests.helpers import until
 
 
 class RecordingEmitter(BaseChainlitEmitter):
@@ -152,6 +153,35 @@ async def test_a_waiting_request_shows_queued_then_removes_it() -> None:
     await task
     queued_id = next(d["id"] for d in emitter.of("send_step") if d.get("output") == QUEUED_TEXT)
     assert queued_id in [d["id"] for d in emitter.of("delete_step")]
+    assert "Sources" in emitter.final_message()["output"]
+
+
+@pytest.mark.asyncio
+async def test_the_queued_notice_says_how_many_questions_come_first() -> None:
+    emitter = new_session()
+    backend = Backend(FakeAssistant)
+    await backend.assistant()
+    hold = asyncio.Event()
+
+    async def other_tab() -> None:
+        async with backend.turn():
+            await hold.wait()
+
+    async with backend.turn():
+        first = asyncio.create_task(other_tab())
+        await asyncio.sleep(0.01)  # waiting behind the holder: one ahead of ours
+        task = asyncio.create_task(answer(backend, "q", "plain"))
+        wanted = f"{QUEUED_TEXT} (2 questions ahead of yours)"
+        await until(lambda: any(d.get("output") == wanted for d in emitter.of("send_step")),
+                    emitter.events)
+    # the holder is done: one question is ahead now, and the notice says so
+    await until(lambda: any(d.get("output") == QUEUED_TEXT for d in emitter.of("update_step")),
+                emitter.events)
+    hold.set()
+    await first
+    await task
+    notice = next(d["id"] for d in emitter.of("send_step") if d.get("output") == wanted)
+    assert notice in [d["id"] for d in emitter.of("delete_step")]
     assert "Sources" in emitter.final_message()["output"]
 
 
