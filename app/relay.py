@@ -120,7 +120,7 @@ class Backend:
         self._assistant: AssistantLike | None = None
         self._loading: concurrent.futures.Future | None = None
         self._slot = asyncio.Lock()
-        self._waiting: list[object] = []  # the requests waiting for the slot, in arrival order
+        self._waiting: list[asyncio.Future] = []  # requests' slot acquisitions, in arrival order
 
     @property
     def loaded(self) -> bool:
@@ -146,13 +146,14 @@ class Backend:
         self._assistant = assistant
         return assistant
 
-    def ahead(self, ticket: object | None = None) -> int:
+    def ahead(self, ticket: asyncio.Future | None = None) -> int:
         """How many requests come before a waiting one (``ticket``; None: a request arriving now):
-        the one holding the slot and those waiting since earlier (the slot is granted in order)."""
+        the one holding the slot and those waiting since earlier (the slot is granted in order;
+        one granted it a moment ago counts once, as the holder)."""
         waiting = self._waiting
         if ticket is not None:
             waiting = waiting[:waiting.index(ticket)] if ticket in waiting else []
-        return len(waiting) + (1 if self.busy else 0)
+        return sum(1 for f in waiting if not f.done()) + (1 if self.busy else 0)
 
     @contextlib.asynccontextmanager
     async def turn(self, on_wait: Callable[[int], Coroutine[Any, Any, None]] | None = None,
@@ -160,13 +161,12 @@ class Backend:
         """Hold the generation slot (waits while another request generates). While it waits
         behind others, ``on_wait(n)`` is awaited whenever the number ``n >= 1`` of requests ahead
         of it changes (checked every ``poll_s``), so the page can say how many come first."""
-        ticket = object()
-        self._waiting.append(ticket)
         acquire = asyncio.ensure_future(self._slot.acquire())
+        self._waiting.append(acquire)
         try:
             shown = None
             while not acquire.done():
-                if on_wait is not None and (n := self.ahead(ticket)) != shown and n > 0:
+                if on_wait is not None and (n := self.ahead(acquire)) != shown and n > 0:
                     shown = n
                     await on_wait(n)
                 await asyncio.wait({acquire}, timeout=poll_s)
@@ -178,7 +178,7 @@ class Backend:
                 acquire.cancel()  # asyncio.Lock passes the slot on to the next waiter
             raise
         finally:
-            self._waiting.remove(ticket)
+            self._waiting.remove(acquire)
         try:
             yield
         finally:
