@@ -54,5 +54,7 @@ def mode_for_message(command: str | None, default: str) -> tuple[str, bool]:
 async def show_mode_buttons(selected: str) -> None:
     """Send the buttons to this chat's page, ``selected`` highlighted (when none is)."""
     import chainlit as cl
+    from chainlit.types import CommandDict
 
-    await cl.context.emitter.set_commands(mode_commands(selected))
+    commands = [CommandDict(**c) for c in mode_commands(selected)]  # type: ignore[typeddict-item]
+    await cl.context.emitter.set_commands(commands)

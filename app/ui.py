@@ -1,4 +1,4 @@
-"""The Chainlit chat handlers (``python -m app serve``): settings (answer mode), starters, and
+"""The Chainlit chat handlers (``python -m app serve``): the mode buttons, starters, and
 one answer per message, streamed with its search step and numbered PubMed sources.
 
 What they use lives beside them: :mod:`app.render` (escaped markdown), :mod:`app.relay` (the
