@@ -65,6 +65,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
             "answer": ("time to first token and full-answer time per mode", "bench.answer"),
             "grounding": ("ms per question for evidence and the support check", "bench.grounding"),
+            "chat": (
+                "many users at once through the real chat server: time to answer, queueing, "
+                "peak RSS, no mixed histories",
+                "bench.chat",
+            ),
         },
     ),
     "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),

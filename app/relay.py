@@ -120,6 +120,7 @@ class Backend:
         self._assistant: AssistantLike | None = None
         self._loading: concurrent.futures.Future | None = None
         self._slot = asyncio.Lock()
+        self._waiting: list[asyncio.Future] = []  # requests' slot acquisitions, in arrival order
 
     @property
     def loaded(self) -> bool:
@@ -145,11 +146,43 @@ class Backend:
         self._assistant = assistant
         return assistant
 
+    def ahead(self, ticket: asyncio.Future | None = None) -> int:
+        """How many requests come before a waiting one (``ticket``; None: a request arriving now):
+        the one holding the slot and those waiting since earlier (the slot is granted in order;
+        one granted it a moment ago counts once, as the holder)."""
+        waiting = self._waiting
+        if ticket is not None:
+            waiting = waiting[:waiting.index(ticket)] if ticket in waiting else []
+        return sum(1 for f in waiting if not f.done()) + (1 if self.busy else 0)
+
     @contextlib.asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        """Hold the generation slot (waits while another request generates)."""
-        async with self._slot:
+    async def turn(self, on_wait: Callable[[int], Coroutine[Any, Any, None]] | None = None,
+                   poll_s: float = 1.0) -> AsyncIterator[None]:
+        """Hold the generation slot (waits while another request generates). While it waits
+        behind others, ``on_wait(n)`` is awaited whenever the number ``n >= 1`` of requests ahead
+        of it changes (checked every ``poll_s``), so the page can say how many come first."""
+        acquire = asyncio.ensure_future(self._slot.acquire())
+        self._waiting.append(acquire)
+        try:
+            shown = None
+            while not acquire.done():
+                if on_wait is not None and (n := self.ahead(acquire)) != shown and n > 0:
+                    shown = n
+                    await on_wait(n)
+                await asyncio.wait({acquire}, timeout=poll_s)
+            acquire.result()
+        except BaseException:
+            if acquire.done() and not acquire.cancelled() and acquire.exception() is None:
+                self._slot.release()  # granted just as the wait was cancelled
+            else:
+                acquire.cancel()  # asyncio.Lock passes the slot on to the next waiter
+            raise
+        finally:
+            self._waiting.remove(acquire)
+        try:
             yield
+        finally:
+            self._slot.release()
 
     def stream(self, assistant: AssistantLike, question: str, mode: str,
                history: list[tuple[str, str]]) -> RelayedStream:

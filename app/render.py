@@ -12,15 +12,33 @@ from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
+
+
+def queued_text(ahead: int) -> str:
+    """A waiting question's notice; with how many questions come first when more than one."""
+    return QUEUED_TEXT if ahead <= 1 else f"{QUEUED_TEXT} ({ahead} questions ahead of yours)"
+
+
 EMPTY_QUESTION_TEXT = ("Please type a question: your message has no words in it. For example: "
                        "*Is childhood intelligence associated with health in later life?*")
 LOADING_TEXT = "Loading the language model and the search index (first question only)…"
-STARTER_QUESTIONS = (
-    "Is childhood intelligence associated with health in later life?",
-    "Does working memory training improve fluid intelligence?",
-    "How is emotional intelligence related to burnout in nurses?",
-    "Is intelligence associated with a lower risk of dementia?",
+# The landing page's starter questions, (label, question): each shows one thing the assistant
+# does, chosen because the full index answers them well (docs/ui.md "Starters").
+STARTERS = (
+    # a yes/no question whose studies report a null finding: "No (3 of 3 studies)"
+    ("Does working memory training improve fluid intelligence?",
+     "Does working memory training improve fluid intelligence?"),
+    # a detail question: the key findings of the sources that study it
+    ("What is the effect of iodine supplementation on children's IQ?",
+     "What is the effect of iodine supplementation on children's IQ?"),
+    # a publication-year filter, read from the question and shown in the search step
+    ("Emotional intelligence and burnout in nurses between 2018 and 2022",
+     "Emotional intelligence and burnout in nurses between 2018 and 2022"),
+    # follow-ups: in Conversational mode "Does that change with age?" keeps the topic
+    ("Is intelligence heritable? (then, in Conversational mode: does that change with age?)",
+     "Is intelligence heritable?"),
 )
+STARTER_QUESTIONS = tuple(question for _, question in STARTERS)
 HISTORY_LIMIT = 20
 
 _ALL_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")  # every ASCII punctuation character

@@ -1,4 +1,4 @@
-"""The Chainlit chat handlers (``python -m app serve``): settings (answer mode), starters, and
+"""The Chainlit chat handlers (``python -m app serve``): the mode buttons, starters, and
 one answer per message, streamed with its search step and numbered PubMed sources.
 
 What they use lives beside them: :mod:`app.render` (escaped markdown), :mod:`app.relay` (the
@@ -19,10 +19,10 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
     sys.path.insert(0, str(_REPO_ROOT))
 
 import chainlit as cl  # noqa: E402
-from chainlit.input_widget import InputWidget, Select  # noqa: E402
 
 from app import dense_build  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
+from app.mode_control import mode_for_message, show_mode_buttons  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
 from app.render import (  # noqa: E402
@@ -30,18 +30,19 @@ from app.render import (  # noqa: E402
     HISTORY_LIMIT,
     LOADING_TEXT,
     QUEUED_TEXT,
-    STARTER_QUESTIONS,
+    STARTERS,
     escape_answer,
     escape_markdown,
     friendly_error,
     key_findings_block,
     passage_markdown,
+    queued_text,
     search_summary,
     source_label,
     source_line,
     sources_block,
 )
-from chains.modes import mode_labels, mode_names, modes_description  # noqa: E402
+from chains.modes import mode_names  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
@@ -110,7 +111,7 @@ def _restrict_origins() -> None:
 
 @cl.set_starters
 async def _starters(user: Any = None, language: str | None = None) -> list[cl.Starter]:
-    return [cl.Starter(label=q, message=q) for q in STARTER_QUESTIONS]
+    return [cl.Starter(label=label, message=q) for label, q in STARTERS]
 
 
 def _current_mode() -> str:
@@ -181,24 +182,8 @@ async def _chat_start() -> None:
     await _show_index_status()
     mode = app_config().chains.mode
     cl.user_session.set("mode", mode)
-    cl.user_session.set("history", [])
-    widgets: list[InputWidget] = [
-        Select(
-            id="mode",
-            label="Answer mode",
-            items={label: value for value, label in mode_labels().items()},
-            initial_value=mode,
-            description=modes_description(),
-        )
-    ]
-    await cl.ChatSettings(widgets).send()
-
-
-@cl.on_settings_update
-async def _settings_update(settings: dict[str, Any]) -> None:
-    mode = settings.get("mode")
-    if mode in mode_names():
-        cl.user_session.set("mode", mode)
+    cl.user_session.set("history", [])  # a new chat (also "New chat") starts with no history
+    await show_mode_buttons(mode)  # the mode buttons beside the message box (app/mode_control)
 
 
 @cl.on_chat_end
@@ -221,6 +206,11 @@ async def _on_message(message: cl.Message) -> None:
     try:
         # length, control characters: checked before any work, with a message at once
         question = validate_question(message.content, app_config().chains.max_question_chars)
+        mode, unselected = mode_for_message(getattr(message, "command", None),
+                                             app_config().chains.mode)
+        cl.user_session.set("mode", mode)
+        if unselected:  # no mode button was highlighted: highlight the one answering
+            await show_mode_buttons(mode)
         await answer(backend(), question, _current_mode())
     except asyncio.CancelledError:
         raise
@@ -244,13 +234,16 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
         if not backend.loaded:
             notice = await _notice(LOADING_TEXT)
         assistant = await backend.assistant()
-        if backend.busy:
+
+        async def queued(ahead: int) -> None:  # while it waits: how many questions come first
+            nonlocal notice
             if notice is None:
-                notice = await _notice(QUEUED_TEXT)
-            else:
-                notice.content = QUEUED_TEXT
+                notice = await _notice(queued_text(ahead))
+            elif notice.content != queued_text(ahead):
+                notice.content = queued_text(ahead)
                 await notice.update()
-        async with backend.turn():
+
+        async with backend.turn(on_wait=queued):
             if notice is not None:
                 await notice.remove()
                 notice = None
@@ -315,7 +308,7 @@ async def _send_search_step(question: str, prepared: PreparedEvent,
 
 
 __all__ = [
-    "Backend", "LoopThread", "RelayedStream", "answer", "escape_answer", "escape_markdown",
-    "friendly_error", "passage_markdown", "search_summary", "source_label", "source_line",
-    "sources_block", "strip_external_tags",
+    "QUEUED_TEXT", "Backend", "LoopThread", "RelayedStream", "answer", "escape_answer",
+    "escape_markdown", "friendly_error", "passage_markdown", "search_summary", "source_label",
+    "source_line", "sources_block", "strip_external_tags",
 ]  # fmt: skip

@@ -15,7 +15,7 @@
 per :class:`~chains.assistant.Assistant`; steps are named runs (``astream_events`` shows them).
 
 :data:`MODE_TABLE` is the one list of modes (name, label, builder): the Assistant builds its chains
-from it, and the CLI's and bench's ``--mode`` choices, the chat's mode picker and its labels read
+from it, and the CLI's and bench's ``--mode`` choices, the chat's mode buttons and its labels read
 it. Adding a mode is one :class:`ModeSpec` row and its builder; the config type checks
 ``chains.mode`` against :data:`settings.config.MODE_NAMES`, the same names kept in the lowest
 layer (settings imports nothing of the project), which this module checks on import.
@@ -216,7 +216,12 @@ class ModeSpec:
     name: str
     label: str
     builder: Callable[[ModeParts], Runnable]
-    summary: str  # what it does, for the chat's mode picker ("plain answers each question ...")
+    summary: str  # what it does, for the chat's mode buttons ("plain answers each question ...")
+    button: str = ""  # the chat's one-word mode button beside the message box (default: label)
+
+    @property
+    def button_text(self) -> str:
+        return self.button or self.label
 
 
 MODE_TABLE: tuple[ModeSpec, ...] = (
@@ -226,12 +231,14 @@ MODE_TABLE: tuple[ModeSpec, ...] = (
         "Conversational (follow-up questions)",
         build_conversational_chain,
         "conversational rewrites follow-ups using the chat so far",
+        "Conversational",
     ),
     ModeSpec(
         "multi-query",
         "Multi-query (several searches)",
         build_multi_query_chain,
         "multi-query searches several rephrasings of the question",
+        "Multi-query",
     ),
 )
 
@@ -258,10 +265,9 @@ def mode_labels() -> dict[str, str]:
     return {spec.name: spec.label for spec in MODE_TABLE}
 
 
-def modes_description() -> str:
-    """One sentence on every mode, for the chat's mode picker."""
-    text = "; ".join(spec.summary for spec in MODE_TABLE)
-    return text[:1].upper() + text[1:] + "."
+def mode_buttons() -> dict[str, str]:
+    """mode name -> the text of its button beside the chat's message box (unique, no spaces)."""
+    return {spec.name: spec.button_text for spec in MODE_TABLE}
 
 
 def build_mode_chains(parts: ModeParts) -> dict[str, Runnable]:

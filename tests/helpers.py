@@ -24,3 +24,14 @@ def cfg_at(tmp_path: Path, **index: Any) -> Any:
     from app.config import load_config
 
     return load_config(overrides={"index": {"dir": str(tmp_path), "name": "t", **index}})
+
+
+async def until(check: Any, shown: Any, timeout_s: float = 30) -> None:
+    """Wait in a running event loop for ``check()`` (a stall guard, not a speed goal); fail
+    showing ``shown``."""
+    import asyncio
+
+    deadline = asyncio.get_running_loop().time() + timeout_s
+    while not check():
+        assert asyncio.get_running_loop().time() < deadline, shown
+        await asyncio.sleep(0.01)

@@ -98,30 +98,29 @@ async def test_a_toy_mode_is_in_the_chats_mode_picker(monkeypatch: pytest.Monkey
     from chainlit.context import init_http_context
     from chainlit.user_session import user_session
 
-    from app import ui
+    from app import mode_control, ui
 
-    sent: list[Any] = []
+    sent: list[list[dict[str, Any]]] = []
 
-    class ChatSettings:
-        def __init__(self, widgets: list[Any]) -> None:
-            self.widgets = widgets
-
-        async def send(self) -> None:
-            sent.append(self.widgets)
+    async def show(selected: str) -> None:
+        sent.append(mode_control.mode_commands(selected))
 
     async def no_status() -> None:
         return None
 
-    monkeypatch.setattr(ui.cl, "ChatSettings", ChatSettings)
+    monkeypatch.setattr(ui, "show_mode_buttons", show)
     monkeypatch.setattr(ui, "_show_index_status", no_status)
     monkeypatch.setattr(ui, "app_config", lambda: Config())
     init_http_context()
     await ui._chat_start()
-    (picker,) = sent[0]
-    assert picker.items == {s.label: s.name for s in (*MODE_TABLE, TOY)}
-    assert "toy keeps the best source only" in picker.description
-    await ui._settings_update({"mode": "toy"})
-    assert user_session.get("mode") == "toy" and ui._current_mode() == "toy"
+    buttons = sent[0]
+    assert [b["id"] for b in buttons] == [s.button_text for s in (*MODE_TABLE, TOY)]
+    assert "toy keeps the best source only" in buttons[-1]["description"]
+    assert [b["selected"] for b in buttons] == [True, False, False, False]  # cfg: plain
+    assert mode_control.mode_for_message(TOY.button_text, "plain") == ("toy", False)
+    assert mode_control.mode_for_message(None, "plain") == ("plain", True)
+    user_session.set("mode", "toy")
+    assert ui._current_mode() == "toy"
 
 
 def test_without_the_toy_mode_the_commands_refuse_it() -> None:

@@ -15,6 +15,7 @@ from app.errors import IndexMissingError
 from app.ui import QUEUED_TEXT, Backend, answer
 from tests.browser import fakes
 from tests.browser.fakes import REFUSAL, FakeAssistant
+from tests.helpers import until
 
 
 class RecordingEmitter(BaseChainlitEmitter):
@@ -42,6 +43,9 @@ class RecordingEmitter(BaseChainlitEmitter):
 
     async def send_element(self, element_dict: Any) -> None:
         self.events.append(("send_element", dict(element_dict)))
+
+    async def set_commands(self, commands: Any) -> None:
+        self.events.append(("set_commands", list(commands)))
 
     def of(self, kind: str) -> list[Any]:
         return [data for k, data in self.events if k == kind]
@@ -153,6 +157,35 @@ async def test_a_waiting_request_shows_queued_then_removes_it() -> None:
 
 
 @pytest.mark.asyncio
+async def test_the_queued_notice_says_how_many_questions_come_first() -> None:
+    emitter = new_session()
+    backend = Backend(FakeAssistant)
+    await backend.assistant()
+    hold = asyncio.Event()
+
+    async def other_tab() -> None:
+        async with backend.turn():
+            await hold.wait()
+
+    async with backend.turn():
+        first = asyncio.create_task(other_tab())
+        await asyncio.sleep(0.01)  # waiting behind the holder: one ahead of ours
+        task = asyncio.create_task(answer(backend, "q", "plain"))
+        wanted = f"{QUEUED_TEXT} (2 questions ahead of yours)"
+        await until(lambda: any(d.get("output") == wanted for d in emitter.of("send_step")),
+                    emitter.events)
+    # the holder is done: one question is ahead now, and the notice says so
+    await until(lambda: any(d.get("output") == QUEUED_TEXT for d in emitter.of("update_step")),
+                emitter.events)
+    hold.set()
+    await first
+    await task
+    notice = next(d["id"] for d in emitter.of("send_step") if d.get("output") == wanted)
+    assert notice in [d["id"] for d in emitter.of("delete_step")]
+    assert "Sources" in emitter.final_message()["output"]
+
+
+@pytest.mark.asyncio
 async def test_stopping_marks_the_partial_answer_and_frees_the_slot() -> None:
     emitter = new_session()
     fake = FakeAssistant(tokens=["word "] * 500, token_delay=0.01)
@@ -209,3 +242,54 @@ async def test_a_message_with_no_words_gets_a_clear_reply_and_no_search(
     assert replies == [ui.EMPTY_QUESTION_TEXT]
     assert not any(d.get("isError") for d in emitter.of("send_step"))
     assert user_session.get("history") == []
+
+
+@pytest.mark.asyncio
+async def test_each_question_is_answered_in_the_mode_of_its_highlighted_button(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mode buttons (app/mode_control.py): the button sent with a question picks its mode; a
+    question sent with none highlighted gets the configured default and the buttons again, that
+    default highlighted."""
+    emitter = new_session()
+    fake = FakeAssistant()
+    monkeypatch.setattr(ui, "BACKEND", Backend(lambda: fake))
+    monkeypatch.setattr(ui, "_show_index_status", _no_status)
+    await ui._chat_start()
+    (buttons,) = emitter.of("set_commands")
+    assert [(b["id"], b["selected"]) for b in buttons] == [
+        ("Plain", True), ("Conversational", False), ("Multi-query", False)]
+    assert all(b["button"] and b["persistent"] for b in buttons)
+
+    def message(text: str, command: str | None) -> Any:
+        return type("Msg", (), {"content": text, "command": command})()
+
+    await ui._on_message(message("Is IQ heritable?", "Multi-query"))
+    await ui._on_message(message("And in adults?", "Conversational"))
+    assert [c["mode"] for c in fake.calls] == ["multi-query", "conversational"]
+    assert len(emitter.of("set_commands")) == 1  # a button was highlighted: nothing re-sent
+    await ui._on_message(message("Is IQ heritable?", None))
+    assert fake.calls[-1]["mode"] == "plain"
+    again = emitter.of("set_commands")[-1]
+    assert [b["id"] for b in again if b["selected"]] == ["Plain"]
+
+
+async def _no_status() -> None:
+    return None
+
+
+@pytest.mark.asyncio
+async def test_a_new_chat_starts_with_no_history(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chainlit's "New chat" opens a new session and runs on_chat_start: follow-ups there get
+    no history, even in a process whose earlier session had some."""
+    new_session()
+    fake = FakeAssistant()
+    monkeypatch.setattr(ui, "BACKEND", Backend(lambda: fake))
+    monkeypatch.setattr(ui, "_show_index_status", _no_status)
+    await ui._chat_start()
+    await answer(ui.BACKEND, "Is IQ heritable?", "conversational")
+    assert user_session.get("history")
+    new_session()
+    user_session.set("history", [("left over", "from before")])  # what a reused session held
+    await ui._chat_start()
+    await answer(ui.BACKEND, "And in adults?", "conversational")
+    assert fake.calls[-1]["history"] == []

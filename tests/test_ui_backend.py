@@ -11,6 +11,7 @@ from app.errors import IndexMissingError
 from app.ui import Backend, LoopThread
 from chains.result import DoneEvent, PreparedEvent, TokenEvent
 from tests.browser.fakes import FakeAssistant
+from tests.helpers import until
 
 
 async def _collect(backend: Backend, assistant: FakeAssistant, question: str = "q",
@@ -145,3 +146,37 @@ async def test_concurrent_first_requests_load_once() -> None:
     backend = Backend(factory, LoopThread("test-worker"))
     a, b = await asyncio.gather(backend.assistant(), backend.assistant())
     assert a is b and len(calls) == 1
+
+
+@pytest.mark.asyncio
+async def test_a_waiting_request_is_told_how_many_come_first_as_the_queue_moves() -> None:
+    backend = Backend(FakeAssistant)
+    seen: dict[str, list[int]] = {"a": [], "b": [], "c": []}
+    go = {name: asyncio.Event() for name in seen}
+
+    async def request(name: str) -> None:
+        async def on_wait(ahead: int) -> None:
+            seen[name].append(ahead)
+
+        async with backend.turn(on_wait=on_wait, poll_s=0.01):
+            await go[name].wait()
+
+    assert backend.ahead() == 0
+    async with backend.turn():  # the slot is taken
+        tasks = {}
+        for name in seen:
+            tasks[name] = asyncio.create_task(request(name))
+            await _until_queued(tasks[name])
+        assert backend.ahead() == 4  # the holder and three waiting
+        tasks["b"].cancel()  # a closed tab leaves the queue
+        with pytest.raises(asyncio.CancelledError):
+            await tasks["b"]
+        await until(lambda: seen["c"][-1] == 2, seen)  # b left: the holder and a are ahead
+    await until(lambda: seen["c"][-1] == 1, seen)  # the holder is done and a has the slot
+    go["a"].set()
+    await tasks["a"]
+    go["c"].set()
+    await tasks["c"]
+    assert seen["a"] == [1] and seen["b"] == [2]
+    assert seen["c"] == [3, 2, 1]  # b left, then the holder finished; a was served first
+    assert backend.ahead() == 0 and not backend.busy

@@ -220,12 +220,12 @@ class ChatPage:
         dialog.dismiss()
 
     def open(self) -> ChatPage:
-        """Load the chat and wait until the session has started (its settings have arrived):
-        a question sent earlier can see Chainlit's start-of-chat "task ended" event arrive while
-        it is answered, which hides the stop button."""
+        """Load the chat and wait until the session has started (its mode buttons have arrived
+        and one is highlighted): a question sent earlier can see Chainlit's start-of-chat "task
+        ended" event arrive while it is answered, which hides the stop button."""
         self.page.goto(self.base_url)
         self.page.wait_for_selector("#chat-input", timeout=60_000)
-        self.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+        self.selected_mode_button().wait_for(timeout=60_000)
         return self
 
     def close(self) -> None:
@@ -267,12 +267,30 @@ class ChatPage:
     def partials(self) -> list[str]:
         return list(self.page.evaluate("window.__partials"))
 
-    def set_mode(self, label: str) -> None:
-        self.page.click("#chat-settings-open-modal")
-        self.page.click("#mode")
-        self.page.get_by_role("option", name=label).click()
-        self.page.click("#confirm")
-        self.page.locator("#chat-settings").wait_for(state="hidden")
+    # ---- the answer mode: one button per mode beside the message box (app/mode_control.py) ----
+    def mode_button(self, mode: str) -> Any:
+        """The button of ``mode`` (a mode's name, or its label in chains.modes.MODE_TABLE)."""
+        from chains.modes import mode_buttons, mode_labels
+
+        name = {label: n for n, label in mode_labels().items()}.get(mode, mode)
+        return self.page.locator(f"[id='command-{mode_buttons()[name]}']")
+
+    def selected_mode_button(self) -> Any:
+        """The highlighted mode button (Chainlit marks a selected command with text-command)."""
+        return self.page.locator(".command-buttons-container button.text-command")
+
+    def current_mode(self) -> str:
+        """The text of the highlighted mode button (e.g. "Plain")."""
+        return self.selected_mode_button().inner_text().strip()
+
+    def set_mode(self, mode: str) -> None:
+        """Click ``mode``'s button (one click) unless it is highlighted already."""
+        button = self.mode_button(mode)
+        if "text-command" not in (button.get_attribute("class") or ""):
+            button.click()
+        self.page.wait_for_function(
+            "id => (document.getElementById(id)?.className || '').includes('text-command')",
+            arg=button.get_attribute("id"))
 
     def last_search_step(self) -> str:
         """Open the newest collapsed "Used Search" step and return its text."""
