@@ -40,7 +40,7 @@ from indexing.milvus_store import (
     read_manifest,
     write_manifest,
 )
-from indexing.store import IndexMissingError, file_lock
+from indexing.store import METADATA_SCHEMA, IndexMissingError, file_lock
 from ingest.models import Article
 
 SCAN_BATCH = 10_000
@@ -385,6 +385,7 @@ def build_milvus_index(
             chunk_size=cfg.index.chunk_size,
             chunk_overlap=cfg.index.chunk_overlap,
             faiss_index="milvus",
+            metadata_schema=METADATA_SCHEMA,
             bm25_settings=settings["bm25"],
             corpus_checksum=corpus_checksum,
             corpus_files=list(corpus_files),

@@ -72,6 +72,12 @@ class Article(BaseModel):
         }
 
 
+def journal_key(name: str | None) -> str:
+    """How a journal name is compared by filters: case-folded, full stops dropped, spaces
+    collapsed ("N. Engl. J. Med." and "N Engl J Med" are one journal)."""
+    return " ".join((name or "").replace(".", " ").casefold().split())
+
+
 def evidence_metadata(article: Article) -> dict:
     """The schema-2 chunk fields: what the UI, the filters and citation export read."""
     from ingest.design import classify, humans_flag  # the rules read an Article
@@ -92,4 +98,5 @@ def evidence_metadata(article: Article) -> dict:
         "design_source": design.source,
         "design_rule": design.rule,
         "humans": humans_flag(article, design.label),
+        "journal_key": journal_key(article.journal),
     }
