@@ -109,6 +109,7 @@ def judge_sources(
         )
         for n in coverage.addressing
         if any(e.similarity >= settings.relevance_bar for e in evidence[n - 1])
+        and not pool.sources[n - 1].retracted  # a retracted article never decides the verdict
     ]
     j = judge(coverage, stances, yes_no=is_yes_no_question(asked))
     # the lead states the deciding finding when the support check passes it for its source
