@@ -145,7 +145,7 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
     if retracted:
         head += (f"\n\n{RETRACTED_BADGE}: {', '.join(retracted)} "
                  f"{'has' if len(retracted) == 1 else 'have'} been retracted and "
-                 "never decide the verdict")
+                 "cannot decide the verdict")
     parts = [head + "\n\n" + "\n".join(lines)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)

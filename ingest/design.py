@@ -89,6 +89,7 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
     ("systematic_review", "a database search",
      r"\b(?:systematic(?:ally)? (?:review|search)\w*|(?:searched|search of|searches of)\b[^.]{0,80}"
      r"\b(?:pubmed|medline|embase|cochrane|web of science|psycinfo|scopus|cinahl))", "text"),
+    ("animal_in_vitro", "animals or cells, no people", _ANIMAL, "text"),
     ("rct", "randomised trial wording",
      r"\brandomi[sz]ed[- ](?:controlled[- ]|clinical[- ]|placebo[- ]controlled[- ]|"
      r"double[- ]blind(?:ed)?[- ]|crossover[- ]|pilot[- ])?trial|\b(?:were|was) randomi[sz]ed\b|"
@@ -97,7 +98,7 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\bcase reports?\b|\bcase series\b|\bwe (?:report|present|describe)\s+(?:a|an|the|two|"
      r"three|four|\d+)\s+(?:\w+\s+){0,4}?(?:cases?|patients?|boy|girl|man|woman|infant)\b|"
      r"^(?:a|an)\s+(?:\w+\s+){0,3}?case of\b", "text"),
-    ("animal_in_vitro", "animals or cells, no people", _ANIMAL, "text"),
+    ("narrative_review", "review in the title", r"\b(?:review|overview)\b", "title"),
     ("modelling", "a model or algorithm developed",
      r"\b(?:machine learning|deep learning|neural networks?|artificial intelligence|"
      r"reinforcement learning|computational model|simulations?|we (?:propose|develop|present|"
@@ -115,7 +116,7 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"files|notes)\b|\brecords of\b[^.]{0,30}\bpatients\b|"
      r"\bfollowed\b[^.]{0,40}\b(?:years?|months?)\b|\bregistry\b", "text"),
     ("narrative_review", "a review's wording",
-     r"^(?:[^.]*\breview\b|[^.]*\boverview\b)|\b(?:this|the present|our)\s+(?:\w+\s+)?"
+     r"\b(?:this|the present|our)\s+(?:\w+\s+)?"
      r"(?:review|article|chapter|paper)\s+(?:summari[sz]es|discusses|describes|examines|"
      r"considers|outlines|highlights|provides)|\bwe review\b|\bis reviewed\b", "text"),
 )
