@@ -96,7 +96,7 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\brandomly (?:assigned|allocated)\b|\bdouble[- ]blind(?:ed)?\b", "text"),
     ("case_report", "a reported case",
      r"\bcase reports?\b|\bcase series\b|\bwe (?:report|present|describe)\s+(?:a|an|the|two|"
-     r"three|four|\d+)\s+(?:\w+\s+){0,4}?(?:cases?|patients?|boy|girl|man|woman|infant)\b|"
+     r"three|four|\d+)\s+(?:[\w-]+\s+){0,4}?(?:cases?|patients?|boy|girl|man|woman|infant)\b|"
      r"^(?:a|an)\s+(?:\w+\s+){0,3}?case of\b", "text"),
     ("narrative_review", "review in the title", r"\b(?:review|overview)\b", "title"),
     ("modelling", "a model or algorithm developed",
