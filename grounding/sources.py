@@ -88,7 +88,7 @@ class SourceText:
     terms: list[set[str]] = field(default_factory=list)
     numbers: set[str] = field(default_factory=set)
     words: set[str] = field(default_factory=set)  # every content word of the abstract
-    retracted: bool = False  # never decides a verdict (chains.grounded.judge_sources)
+    retracted: bool = False  # no evidence, no stance (chains.grounded.without_retracted)
 
     @classmethod
     def build(cls, n: int, abstract: str, *, pmid: str = "", title: str = "") -> SourceText:
