@@ -6,6 +6,7 @@ tests/data/retracted_pubmed.xml, a real record with a retraction notice added)."
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -208,3 +209,29 @@ def test_an_old_index_is_refused_then_upgraded_without_embedding(tmp_path, token
     folder, _ = open_current(cfg)
     meta = {m["pmid"]: m for m in read_chunks(folder).metadata}
     assert meta["24090588"]["retracted"] is True and meta["7"]["design"] == "cohort"
+
+
+# -- what the chat shows ------------------------------------------------------------------------
+def test_source_line_and_side_panel_show_design_retraction_and_links() -> None:
+    from app.render import passage_markdown, search_summary, source_line
+    from chains.result import PreparedEvent, Source
+
+    source = Source(n=2, pmid="24090588", title="Simvastatin <b>trial</b>", url="",
+                    abstract="<img src=x onerror=alert(1)> We randomly assigned children.",
+                    design="rct", design_source="publication type",
+                    design_rule="Randomized Controlled Trial", retracted=True,
+                    retraction_notices=["99999901"], doi="10.1016/S1474-4422(13)70227-8",
+                    pmc="PMC5442267", mesh_major=["Simvastatin"])
+    line = source_line(source)
+    assert "`RCT`" in line and "**RETRACTED**" in line and "<b>" not in line
+    panel = passage_markdown(source)
+    assert panel.startswith("⚠️ **RETRACTED**") and "\\<img" in panel  # escaped: inert text
+    assert not re.search(r"(?<!\\)<img", panel)
+    assert "(https://doi.org/10.1016/S1474-4422%2813%2970227-8)" in panel
+    assert "(https://pmc.ncbi.nlm.nih.gov/articles/PMC5442267/)" in panel
+    assert "**MeSH major topics:** Simvastatin" in panel and "Randomized Controlled Trial" in panel
+    plain = source.model_copy(update={"retracted": False, "doi": None, "pmc": None})
+    assert "RETRACTED" not in source_line(plain) + passage_markdown(plain)
+    assert "doi.org" not in passage_markdown(plain)
+    step = search_summary("q", PreparedEvent(searched_question="q", filters={"designs": ["rct"]}))
+    assert "**Filters:** design\\: RCT" in step  # escaped markdown; shows "design: RCT"
