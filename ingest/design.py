@@ -120,6 +120,15 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"(?:review|article|chapter|paper)\s+(?:summari[sz]es|discusses|describes|examines|"
      r"considers|outlines|highlights|provides)|\bwe review\b|\bis reviewed\b", "text"),
 )
+# A rule that also needs this wording to fire: an AI term alone is often a review or comment on
+# AI; a development study reports building a model or how well it performs.
+_ALSO = {
+    "modelling": re.compile(
+        r"\b(?:we|this (?:study|paper|work|article))\b[^.]{0,80}\b(?:propose[sd]?|develop(?:ed|s)?|"
+        r"present(?:ed|s)?|introduce[sd]?|train(?:ed|s)?|design(?:ed|s)?|buil[dt]|implement(?:ed|s)?|"
+        r"construct(?:ed|s)?)\b|\b(?:was|were) (?:trained|developed|validated|built)\b|"
+        r"\baccuracy\b|\bAUC\b|\barea under\b|\bsensitivity\b|\bF1\b|\bsimulat", re.IGNORECASE),
+}
 _COMPILED = tuple((lab, name, re.compile(pat, re.IGNORECASE), where)
                   for lab, name, pat, where in _WORDING_RULES)
 _HUMAN_RE = re.compile(_HUMAN, re.IGNORECASE)
@@ -152,6 +161,8 @@ def classify_text(title: str, abstract: str) -> Design:
             continue
         if label == "animal_in_vitro" and _HUMAN_RE.search(text):
             continue  # people were studied too
+        if label in _ALSO and not _ALSO[label].search(text):
+            continue
         return Design(label, WORDING, f'{name}: "{_snippet(match)}"')
     return Design("other", WORDING, "no design wording")
 

@@ -235,3 +235,22 @@ def test_source_line_and_side_panel_show_design_retraction_and_links() -> None:
     assert "doi.org" not in passage_markdown(plain)
     step = search_summary("q", PreparedEvent(searched_question="q", filters={"designs": ["rct"]}))
     assert "**Filters:** design\\: RCT" in step  # escaped markdown; shows "design: RCT"
+
+
+def test_the_model_verdict_never_reads_a_retracted_article(monkeypatch) -> None:
+    from chains.verdict.decider import VerdictDecider
+    from chains.verdict.scoring import VerdictOutcome
+
+    read: list[list[str]] = []
+
+    def decide(self, llm, question, docs):
+        read.append([d.metadata["pmid"] for d in docs])
+        return VerdictOutcome("no", {})
+
+    monkeypatch.setattr(VerdictDecider, "fit", lambda self, q, docs, count: list(docs))
+    monkeypatch.setattr(VerdictDecider, "_decide", decide)
+    decider = VerdictDecider("classifier", None, "", "", "")  # type: ignore[arg-type]
+    docs = [_doc("1", 0.9, retracted=True), _doc("2", 0.5)]
+    outcome = decider.decide(None, "q", docs, len)  # type: ignore[arg-type]
+    assert read == [["2"]] and outcome.sources == [2]  # [2]: its position among the sources
+    assert decider.decide(None, "q", docs[:1], len).verdict is None  # type: ignore[arg-type]
