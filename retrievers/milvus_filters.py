@@ -59,20 +59,17 @@ def filter_expression(filters: Filters) -> str:
     return " and ".join(clauses + evidence_clauses(filters))
 
 
-def _labels(values: list[str]) -> str:
-    return "[" + ", ".join(string_literal(v) for v in values) + "]"
-
-
 def evidence_clauses(filters: Filters) -> list[str]:
     """Design, species and journal over the chunk's JSON ``metadata`` (schema 2): the design
     label and the journal as filters compare it (``journal_key``). "in humans" admits every
     design but animal/in-vitro; the backend's re-check with ``Filters.matches`` drops the few
     others known to be animal studies (MeSH), so results equal the FAISS backend's."""
     clauses = []
+    design = 'metadata["design"]'  # milvus-lite takes no ``in`` on a JSON path: == / != each
     if filters.designs:
-        clauses.append(f'metadata["design"] in {_labels(filters.designs)}')
-    if filters.exclude_designs:
-        clauses.append(f'metadata["design"] not in {_labels(filters.exclude_designs)}')
+        clauses.append("(" + " or ".join(f"{design} == {string_literal(d)}"
+                                         for d in filters.designs) + ")")
+    clauses += [f"{design} != {string_literal(d)}" for d in filters.exclude_designs]
     if filters.humans:  # a superset (MeSH "Animals" also sets humans false): re-checked
         clauses.append('metadata["design"] != "animal_in_vitro"')
     if filters.journal:
