@@ -51,6 +51,10 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "two-turn conversations: the follow-up's hit@k and MRR with and without history",
                 "eval.followups",
             ),
+            "designs": (
+                "study-design rules: precision and recall per design against indexers' labels",
+                "eval.designs",
+            ),
             "verdicts": (
                 "verdict coverage, precision and contradictions; abstention on unanswerable "
                 "questions",

@@ -8,9 +8,14 @@ from collections.abc import Iterable
 from urllib.parse import quote
 
 from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
+from ingest.design import badge
+from retrievers.filters import Filters
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+DOI_URL = "https://doi.org/{doi}"
+PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmc}/"
+RETRACTED_BADGE = "⚠️ **RETRACTED**"
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
 
 
@@ -104,11 +109,36 @@ def stance_summary(sources: Iterable[Source]) -> str:
     return f"{len(said)} {'study' if len(said) == 1 else 'studies'}: " + ", ".join(counts)
 
 
+def doi_url(doi: str) -> str:
+    return DOI_URL.format(doi=quote(doi.strip(), safe="/"))
+
+
+def pmc_url(pmc: str) -> str:
+    return PMC_URL.format(pmc=quote(pmc.strip(), safe=""))
+
+
+def design_badge(source: Source) -> str:
+    """The study design as a small badge (`RCT`, `Cohort`; "" for an index without designs)."""
+    name = badge(source.design)
+    return f"`{name}`" if name else ""
+
+
+def retraction_text(source: Source) -> str:
+    """The warning a retracted source carries, naming its notices (PubMed links)."""
+    notices = ", ".join(
+        f"[PMID {escape_markdown(p)}]({pubmed_url(p)})" if p.isdigit() else escape_markdown(p)
+        for p in source.retraction_notices
+    )
+    tail = f" (retraction notice: {notices})" if notices else ""
+    return (f"{RETRACTED_BADGE}: this article has been retracted{tail}; it is never used for the "
+            "yes/no verdict")
+
+
 def source_line(source: Source) -> str:
-    """A list item: ``[n] `says no` [Title](pubmed) — First et al. · Journal · Year ·
-    confidence: high``."""
+    """A list item: ``[n] `says no` `RCT` [Title](pubmed) — First et al. · Journal · Year ·
+    confidence: high``; a retracted source starts with the warning."""
     title = escape_markdown(source.title) or f"PMID {escape_markdown(source.pmid)}"
-    badge = stance_badge(source)
+    badge = " ".join(b for b in (stance_badge(source), design_badge(source)) if b)
     details = [
         escape_markdown(source.first_author_et_al),
         escape_markdown(source.journal),
@@ -117,6 +147,8 @@ def source_line(source: Source) -> str:
     ]
     tail = " · ".join(d for d in details if d)
     head = f"{source_label(source)} {badge}" if badge else source_label(source)
+    if source.retracted:
+        head = f"{head} {RETRACTED_BADGE}"
     return f"- {head} [{title}]({pubmed_url(source.pmid)}) — {tail}"
 
 
@@ -127,6 +159,11 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
     lines = [source_line(s) for s in ordered]
     summary = stance_summary(ordered)
     head = f"**Sources** · {summary}" if summary else "**Sources**"
+    retracted = [source_label(s) for s in ordered if s.retracted]
+    if retracted:
+        head += (f"\n\n{RETRACTED_BADGE}: {', '.join(retracted)} "
+                 f"{'has' if len(retracted) == 1 else 'have'} been retracted and "
+                 "cannot decide the verdict")
     parts = [head + "\n\n" + "\n".join(lines)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
@@ -183,11 +220,25 @@ def passage_markdown(source: Source) -> str:
     )
     title = escape_markdown(source.title) or "PMID " + escape_markdown(source.pmid)
     head = f"**{escape_markdown(source_label(source))} {title}**"
-    link = f"[PubMed {escape_markdown(source.pmid)}]({pubmed_url(source.pmid)})"
+    links = [f"[PubMed {escape_markdown(source.pmid)}]({pubmed_url(source.pmid)})"]
+    if source.doi:
+        links.append(f"[DOI {escape_markdown(source.doi)}]({doi_url(source.doi)})")
+    if source.pmc:
+        links.append(f"[PMC full text {escape_markdown(source.pmc)}]({pmc_url(source.pmc)})")
     text = source.abstract or source.passage
     body = highlighted_abstract(text, source.evidence) or "*(no passage text)*"
-    return "\n\n".join(x for x in (head, meta, f"{link} · confidence: {source.confidence_label}",
-                                    body) if x)
+    design = ""
+    if source.design:
+        design = (f"**Design:** {escape_markdown(badge(source.design))} "
+                  f"*({escape_markdown(source.design_source)}: "
+                  f"{escape_markdown(source.design_rule)})*")
+    topics = ""
+    if source.mesh_major:
+        topics = "**MeSH major topics:** " + escape_markdown("; ".join(source.mesh_major))
+    warning = retraction_text(source) if source.retracted else ""
+    return "\n\n".join(x for x in (
+        warning, head, meta, " · ".join(links) + f" · confidence: {source.confidence_label}",
+        design, topics, body) if x)
 
 
 def search_summary(question: str, prepared: PreparedEvent) -> str:
@@ -201,13 +252,19 @@ def search_summary(question: str, prepared: PreparedEvent) -> str:
         lines.append("**Sub-queries:**\n\n" + "\n".join(
             f"{i}. {escape_markdown(q)}" for i, q in enumerate(prepared.sub_queries, 1)))
     if prepared.filters:
-        shown = "; ".join(f"{escape_markdown(str(k))} = {escape_markdown(str(v))}"
-                          for k, v in prepared.filters.items())
-        lines.append(f"**Filters:** {shown}")
+        lines.append(f"**Filters:** {escape_markdown(filters_text(prepared.filters))}")
     else:
         lines.append("**Filters:** none")
     lines.append(f"**Sources found:** {len(prepared.sources)}")
     return "\n\n".join(lines)
+
+
+def filters_text(filters: dict) -> str:
+    """The active filters in words ("years 2015-2018, design: RCT, journal JAMA")."""
+    try:
+        return Filters(**filters).describe()
+    except (TypeError, ValueError):  # not a Filters dict (a fake retriever's): shown as given
+        return "; ".join(f"{k} = {v}" for k, v in filters.items())
 
 
 def _error_text(err: BaseException) -> str:

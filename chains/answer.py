@@ -80,7 +80,30 @@ def to_source(
         fused_score=md.get("fused_score"),
         ranks=dict(md.get("ranks") or {}),
         scores=dict(md.get("scores") or {}),
+        **evidence_fields(md),
     )
+
+
+def evidence_fields(md: dict) -> dict:
+    """The :class:`Source` fields of the chunk's schema-2 metadata (absent ones left default)."""
+    def text(key: str) -> str | None:
+        value = md.get(key)
+        return str(value) if value not in (None, "") else None
+
+    return {
+        "design": text("design"),
+        "design_rule": str(md.get("design_rule") or ""),
+        "design_source": str(md.get("design_source") or ""),
+        "retracted": bool(md.get("retracted")),
+        "retraction_notices": [str(x) for x in md.get("retraction_notices") or []],
+        "doi": text("doi"),
+        "pmc": text("pmc"),
+        "mesh_major": [str(x) for x in md.get("mesh_major") or []],
+        "publication_types": [str(x) for x in md.get("publication_types") or []],
+        "volume": text("volume"),
+        "issue": text("issue"),
+        "pages": text("pages"),
+    }
 
 
 def filters_dict(filters: Any) -> dict:

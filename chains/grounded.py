@@ -60,7 +60,7 @@ def make_evidence_step(
             return turn
         question = turn.get("searched_question") or turn["question"]
         pool = SourcePool.from_documents(question, turn["documents"], encoder(), article_text)
-        evidence = select_evidence(pool, settings)
+        evidence = without_retracted(pool, select_evidence(pool, settings))
         judgement = judge_sources(
             turn["question"], question, pool, evidence, settings, encoder(), corpus, classify
         )
@@ -76,6 +76,15 @@ def make_evidence_step(
         }
 
     return RunnableLambda(find).with_config(run_name="find_evidence")
+
+
+def without_retracted(
+    pool: SourcePool, evidence: list[list[EvidenceSentence]]
+) -> list[list[EvidenceSentence]]:
+    """No evidence from a retracted article: it is listed with its warning, but no finding is
+    quoted from it, it takes no stance, so it never decides the verdict nor leads the answer."""
+    return [[] if source.retracted else found
+            for source, found in zip(pool.sources, evidence, strict=True)]
 
 
 def judge_sources(

@@ -47,6 +47,19 @@ class Source(BaseModel):
     stance: Literal["yes", "no", "unclear"] | None = None
     stance_sentence: str = ""  # the sentence that decided it (a substring of ``abstract``)
     addresses: bool = True  # covers every essential concept of the question (grounding.concepts)
+    # what PubMed says about the article (index metadata schema 2; ingest.design)
+    design: str | None = None  # ingest.design.DESIGNS key
+    design_rule: str = ""  # the rule that set it, shown for checking
+    design_source: str = ""  # "publication type" or "abstract wording"
+    retracted: bool = False
+    retraction_notices: list[str] = Field(default_factory=list)  # PMIDs of the notices
+    doi: str | None = None
+    pmc: str | None = None
+    mesh_major: list[str] = Field(default_factory=list)
+    publication_types: list[str] = Field(default_factory=list)
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
 
     @property
     def confidence_label(self) -> str:

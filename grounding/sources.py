@@ -88,6 +88,7 @@ class SourceText:
     terms: list[set[str]] = field(default_factory=list)
     numbers: set[str] = field(default_factory=set)
     words: set[str] = field(default_factory=set)  # every content word of the abstract
+    retracted: bool = False  # no evidence, no stance (chains.grounded.without_retracted)
 
     @classmethod
     def build(cls, n: int, abstract: str, *, pmid: str = "", title: str = "") -> SourceText:
@@ -127,6 +128,7 @@ class SourcePool:
         *,
         pmids: Sequence[str] = (),
         titles: Sequence[str] = (),
+        retracted: Sequence[bool] = (),
     ) -> SourcePool:
         """Split and embed (one batch) the abstracts, numbered [1..] in the given order."""
         sources = [
@@ -138,6 +140,8 @@ class SourcePool:
             )
             for i, text in enumerate(abstracts)
         ]
+        for source, flag in zip(sources, retracted, strict=False):
+            source.retracted = flag
         rows = [(si, j) for si, s in enumerate(sources) for j in range(len(s.sentences))]
         texts = [question] + [sources[si].sentences[j].text for si, j in rows]
         matrix = np.asarray(encoder.encode(texts), dtype=np.float32)
@@ -159,6 +163,7 @@ class SourcePool:
             encoder,
             pmids=[str(d.metadata.get("pmid", "")) for d in documents],
             titles=[str(d.metadata.get("title") or "") for d in documents],
+            retracted=[bool(d.metadata.get("retracted")) for d in documents],
         )
 
     def source(self, n: int) -> SourceText | None:

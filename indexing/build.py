@@ -27,6 +27,7 @@ from indexing.embeddings import Embedder, build_embedder
 from indexing.heap import release_freed_memory
 from indexing.progress import ProgressWriter, wait_until_released
 from indexing.store import (
+    METADATA_SCHEMA,
     DamagedIndexError,
     IndexMissingError,
     Manifest,
@@ -44,6 +45,17 @@ SHARD_ROWS = 1024
 
 def article_hash(article: Article) -> str:
     return hashlib.sha256(article.model_dump_json(exclude={"version"}).encode()).hexdigest()[:24]
+
+
+# The Article fields a metadata-schema-1 build hashed: an old index's vectors are reused when
+# these are unchanged (the new fields are metadata only; they change nothing that is embedded).
+_SCHEMA1_FIELDS = {"pmid", "title", "abstract", "authors", "journal", "year", "month", "day",
+                   "doi", "mesh_terms"}
+
+
+def schema1_article_hash(article: Article) -> str:
+    dump = article.model_dump_json(include=_SCHEMA1_FIELDS)
+    return hashlib.sha256(dump.encode()).hexdigest()[:24]
 
 
 @dataclass
@@ -145,11 +157,12 @@ def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:
     return h.hexdigest()
 
 
-def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | None:
-    """The published build's chunks, article hashes and vectors, when they can be reused: the
-    build matches cfg.yaml's model and chunking (``open_current``) and its embedding backend."""
+def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray, int] | None:
+    """The published build's chunks, article hashes, vectors and metadata schema, when they can
+    be reused: the build matches cfg.yaml's model and chunking (``open_current``) and its
+    embedding backend. An older metadata schema's vectors are reusable (only metadata changed)."""
     try:
-        folder, manifest = open_current(cfg, verify=False)
+        folder, manifest = open_current(cfg, verify=False, old_schema_ok=True)
     except IndexMissingError:
         return None
     if not manifest.dense_ready or manifest.embedding_backend != cfg.index.embedding_backend:
@@ -160,7 +173,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray] | 
         return None
     index = faiss.read_index(str(folder / "dense.faiss"))
     vectors = index.reconstruct_n(0, index.ntotal)
-    return read_chunks(folder), read_article_hashes(folder), vectors
+    return read_chunks(folder), read_article_hashes(folder), vectors, manifest.metadata_schema
 
 
 def build_index(
@@ -224,9 +237,12 @@ def _build_locked(
     hashes = {a.pmid: article_hash(a) for a in articles}
     reused_rows: dict[str, list[int]] = {}
     if previous:
-        stored, old_hashes, _ = previous
+        stored, old_hashes, _, schema = previous
+        compare = hashes if schema == METADATA_SCHEMA else {
+            a.pmid: schema1_article_hash(a) for a in articles
+        }
         for row, pmid in enumerate(stored.pmids):
-            if old_hashes.get(pmid) == hashes.get(pmid):
+            if old_hashes.get(pmid) == compare.get(pmid):
                 reused_rows.setdefault(pmid, []).append(row)
 
     to_embed = [a for a in articles if a.pmid not in reused_rows]
@@ -254,14 +270,16 @@ def _build_locked(
         new_by_pmid.setdefault(c.pmid, []).append(i)
     for article in articles:
         if article.pmid in reused_rows:
-            stored, _, old_vectors = previous
+            stored, _, old_vectors, _ = previous
             rows = reused_rows[article.pmid]
+            meta = article.metadata()  # re-derived: an older schema's metadata is never kept
             chunks.extend(
                 Chunk(
                     article.pmid,
                     stored.metadata[r]["chunk_index"],
                     stored.texts[r],
-                    stored.metadata[r],
+                    {**meta, "chunk_index": stored.metadata[r]["chunk_index"],
+                     "chunk_id": stored.chunk_ids[r]},
                 )
                 for r in rows
             )
@@ -294,6 +312,7 @@ def _build_locked(
         dimension=embedder.dimension,
         chunk_size=cfg.index.chunk_size,
         chunk_overlap=cfg.index.chunk_overlap,
+        metadata_schema=METADATA_SCHEMA,
         bm25_settings=bm25_build_settings(cfg),
         corpus_checksum=corpus_checksum,
         corpus_files=list(corpus_files),

@@ -16,7 +16,7 @@ from indexing.bm25 import BM25Index
 from indexing.build import article_hash, bm25_build_settings, write_articles, write_chunks
 from indexing.chunking import TokenChunker
 from indexing.embeddings import resolve_model_dir
-from indexing.store import Manifest, location, new_build_dir, open_current, publish
+from indexing.store import METADATA_SCHEMA, Manifest, location, new_build_dir, open_current, publish
 from ingest.models import Article
 from settings.errors import IndexMissingError
 
@@ -44,8 +44,9 @@ def build_lexical_index(
     loc = location(cfg)
     with loc.lock():
         try:
-            manifest = open_current(cfg, verify=False)[1]
-            if manifest.corpus_checksum == corpus_checksum and corpus_checksum:
+            manifest = open_current(cfg, verify=False, old_schema_ok=True)[1]
+            if (manifest.corpus_checksum == corpus_checksum and corpus_checksum
+                    and manifest.metadata_schema == METADATA_SCHEMA):
                 return manifest
         except IndexMissingError:
             pass
@@ -67,6 +68,7 @@ def build_lexical_index(
             dimension=0,
             chunk_size=cfg.index.chunk_size,
             chunk_overlap=cfg.index.chunk_overlap,
+            metadata_schema=METADATA_SCHEMA,
             bm25_settings=bm25_build_settings(cfg),
             corpus_checksum=corpus_checksum,
             corpus_files=list(corpus_files),

@@ -25,7 +25,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from indexing.auto_backend import resolve_for_build, wanted_backend, with_embedding_backend
-from indexing.build import article_hash, published_vectors
+from indexing.build import article_hash, published_vectors, schema1_article_hash
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.milvus_fields import authors_key, string_literal, title_key, year_value
@@ -40,7 +40,7 @@ from indexing.milvus_store import (
     read_manifest,
     write_manifest,
 )
-from indexing.store import IndexMissingError, file_lock
+from indexing.store import METADATA_SCHEMA, IndexMissingError, file_lock
 from ingest.models import Article
 
 SCAN_BATCH = 10_000
@@ -127,11 +127,12 @@ class FaissVectors:
     """Vectors of the published FAISS index, for chunks whose article is unchanged."""
 
     def __init__(self, chunk_rows: dict[str, int], texts: list[str], hashes: dict[str, str],
-                 vectors: np.ndarray) -> None:
+                 vectors: np.ndarray, schema: int = METADATA_SCHEMA) -> None:
         self.chunk_rows = chunk_rows
         self.texts = texts
         self.hashes = hashes
         self.vectors = vectors
+        self.schema = schema  # the FAISS build's metadata schema: which article hash it stored
 
     @classmethod
     def load(cls, cfg) -> FaissVectors | None:
@@ -139,13 +140,15 @@ class FaissVectors:
         published = published_vectors(cfg)
         if published is None:
             return None
-        stored, hashes, vectors = published
+        stored, hashes, vectors, schema = published
         rows = {cid: i for i, cid in enumerate(stored.chunk_ids)}
-        return cls(rows, stored.texts, hashes, vectors)
+        return cls(rows, stored.texts, hashes, vectors, schema)
 
-    def for_article(self, chunks: Sequence[Chunk], content_hash: str) -> np.ndarray | None:
+    def for_article(self, chunks: Sequence[Chunk], article: Article) -> np.ndarray | None:
         """The article's vectors when FAISS holds exactly these chunks of the same content."""
-        if not chunks or self.hashes.get(chunks[0].pmid) != content_hash:
+        want = article_hash(article) if self.schema == METADATA_SCHEMA else (
+            schema1_article_hash(article))
+        if not chunks or self.hashes.get(chunks[0].pmid) != want:
             return None
         rows = [self.chunk_rows.get(c.chunk_id) for c in chunks]
         if any(r is None or self.texts[r] != c.text for r, c in zip(rows, chunks, strict=True)):
@@ -284,7 +287,7 @@ def sync_collection(
         rows, stale, to_embed = [], [], []
         for article, chunks in group:
             content_hash = hashes[article.pmid]
-            vectors = faiss_vectors.for_article(chunks, content_hash) if faiss_vectors else None
+            vectors = faiss_vectors.for_article(chunks, article) if faiss_vectors else None
             if vectors is None:
                 to_embed.append((article, chunks))
             else:
@@ -385,6 +388,7 @@ def build_milvus_index(
             chunk_size=cfg.index.chunk_size,
             chunk_overlap=cfg.index.chunk_overlap,
             faiss_index="milvus",
+            metadata_schema=METADATA_SCHEMA,
             bm25_settings=settings["bm25"],
             corpus_checksum=corpus_checksum,
             corpus_files=list(corpus_files),

@@ -39,6 +39,16 @@ from pydantic import BaseModel, Field, ValidationError
 from settings.errors import IndexMissingError
 
 FORMAT_VERSION = 1
+# What each chunk's metadata holds. 1: the citation (title, authors, journal, year, DOI, MeSH).
+# 2: + publication types, study design (and the rule that set it), retraction, PMC id, MeSH major
+# topics, keywords, language, volume/issue/pages. A schema-1 index is never read as if it had
+# these: it is refused with how to upgrade it (`index build --if-needed`: vectors reused, the
+# metadata re-derived from the corpus).
+METADATA_SCHEMA = 2
+UPGRADE_HINT = (
+    "upgrade it without re-embedding: `.venv/bin/python -m app index build --if-needed` (or "
+    "`make run`) reuses every vector and re-reads the metadata from the corpus files"
+)
 MANIFEST = "manifest.json"
 DENSE_FILE = "dense.faiss"
 DATA_FILES = ("chunks.parquet", "articles.parquet", DENSE_FILE, "bm25.npz", "bm25_vocab.json")
@@ -67,6 +77,7 @@ class Manifest(BaseModel):
     chunk_size: int
     chunk_overlap: int
     faiss_index: str = "flat-ip"
+    metadata_schema: int = 1  # absent from manifests written before schema 2
     bm25_settings: dict = Field(default_factory=dict)  # k1, b, stopwords the BM25 matrix used
     corpus_checksum: str = ""
     corpus_files: list[str] = Field(default_factory=list)
@@ -258,8 +269,11 @@ def _prune(loc: IndexLocation, keep: set) -> None:
             shutil.rmtree(child, ignore_errors=True)
 
 
-def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:
-    """The current build's folder and manifest, checked against cfg.yaml and its checksums."""
+def open_current(
+    cfg, *, verify: bool = True, old_schema_ok: bool = False
+) -> tuple[Path, Manifest]:
+    """The current build's folder and manifest, checked against cfg.yaml and its checksums.
+    ``old_schema_ok``: an older metadata schema is accepted (to upgrade it, never to search it)."""
     loc = location(cfg)
     folder = loc.current()
     if folder is None:
@@ -267,13 +281,25 @@ def open_current(cfg, *, verify: bool = True) -> tuple[Path, Manifest]:
             raise DamagedIndexError(loc.link.resolve(), f"{MANIFEST} is missing")
         raise IndexMissingError(f"no search index at {loc.link}: {HOW_TO_BUILD}")
     manifest = read_manifest(folder, verify=verify)
-    check_compatible(manifest, cfg)
+    check_compatible(manifest, cfg, old_schema_ok=old_schema_ok)
     if verify:
         verify_build(folder, manifest)
     return folder, manifest
 
 
-def check_compatible(manifest: Manifest, cfg) -> None:
+def check_compatible(manifest: Manifest, cfg, *, old_schema_ok: bool = False) -> None:
+    if manifest.metadata_schema > METADATA_SCHEMA:
+        raise IndexMismatchError(
+            f"the index was written by a newer version of this program (metadata schema "
+            f"{manifest.metadata_schema}, this code reads {METADATA_SCHEMA}): update the code, or "
+            "rebuild the index: `.venv/bin/python -m app index build`"
+        )
+    if manifest.metadata_schema < METADATA_SCHEMA and not old_schema_ok:
+        raise IndexMismatchError(
+            f"the index was built before study designs and retractions were recorded (metadata "
+            f"schema {manifest.metadata_schema}, this code reads {METADATA_SCHEMA}): "
+            + UPGRADE_HINT
+        )
     problems = []
     if manifest.format_version != FORMAT_VERSION:
         problems.append(

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from ingest.dates import parse_date_text
-from ingest.models import Article
+from ingest.models import Article, PublicationType
 from ingest.pubmed_xml import BadRecord, normalize_doi
 from ingest.text import clean, join_abstract, split_inline_labels
 
@@ -96,7 +96,23 @@ def _article(fields: list[tuple[str, str]]) -> Article:
         day=day,
         doi=_doi(values.get("LID", []) + values.get("AID", [])),
         mesh_terms=[d for d in (_descriptor(t) for t in values.get("MH", [])) if d],
+        mesh_major=[_descriptor(t) for t in values.get("MH", []) if "*" in t and _descriptor(t)],
+        # MEDLINE text gives publication type names only (no UI)
+        publication_types=[PublicationType(name=v) for v in values.get("PT", []) if v],
+        pmc=first("PMC") or None,
+        keywords=[v.lstrip("*").strip() for v in values.get("OT", []) if v.lstrip("*").strip()],
+        language=first("LA") or None,
+        volume=first("VI") or None,
+        issue=first("IP") or None,
+        pages=first("PG") or None,
+        retraction_notices=[_notice(v) for v in values.get("RIN", []) if v],
     )
+
+
+def _notice(value: str) -> str:
+    """``RIN - Nature. 2020;580(7801):E1. PMID: 32238940`` -> ``32238940`` (else the text)."""
+    match = re.search(r"PMID:\s*(\d+)", value)
+    return match.group(1) if match else value
 
 
 def _authors(fields: list[tuple[str, str]]) -> list[str]:

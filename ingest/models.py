@@ -7,6 +7,16 @@ from pydantic import BaseModel, Field
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
 
 
+class PublicationType(BaseModel):
+    """One ``<PublicationType UI="D016449">Randomized Controlled Trial</PublicationType>``."""
+
+    name: str
+    ui: str | None = None
+
+
+RETRACTED_TYPE = "Retracted Publication"
+
+
 class Article(BaseModel):
     """One PubMed article. ``abstract`` keeps section labels as ``LABEL: text`` paragraphs."""
 
@@ -20,6 +30,16 @@ class Article(BaseModel):
     day: int | None = None
     doi: str | None = None
     mesh_terms: list[str] = Field(default_factory=list)
+    # -- what PubMed says beyond the citation (metadata schema 2; see ingest/design.py) --------
+    mesh_major: list[str] = Field(default_factory=list)  # descriptors marked as major topics
+    publication_types: list[PublicationType] = Field(default_factory=list)
+    pmc: str | None = None  # PMC id ("PMC5985927"): free full text exists
+    keywords: list[str] = Field(default_factory=list)  # author keywords
+    language: str | None = None  # first <Language> / LA ("eng")
+    volume: str | None = None
+    issue: str | None = None
+    pages: str | None = None
+    retraction_notices: list[str] = Field(default_factory=list)  # PMIDs of "RetractionIn" notices
     # Revision order among records with the same PMID (a baseline file's later record, or a
     # higher <PMID Version>, replaces the earlier one during dedupe).
     version: int = 1
@@ -27,6 +47,13 @@ class Article(BaseModel):
     @property
     def url(self) -> str:
         return PUBMED_URL.format(pmid=self.pmid)
+
+    @property
+    def retracted(self) -> bool:
+        """A retraction notice points at it, or PubMed typed it "Retracted Publication"."""
+        return bool(self.retraction_notices) or any(
+            p.name == RETRACTED_TYPE for p in self.publication_types
+        )
 
     def metadata(self) -> dict:
         """Flat metadata carried by every chunk of this article (JSON-safe)."""
@@ -41,4 +68,35 @@ class Article(BaseModel):
             "doi": self.doi,
             "mesh_terms": list(self.mesh_terms),
             "url": self.url,
+            **evidence_metadata(self),
         }
+
+
+def journal_key(name: str | None) -> str:
+    """How a journal name is compared by filters: case-folded, full stops dropped, spaces
+    collapsed ("N. Engl. J. Med." and "N Engl J Med" are one journal)."""
+    return " ".join((name or "").replace(".", " ").casefold().split())
+
+
+def evidence_metadata(article: Article) -> dict:
+    """The schema-2 chunk fields: what the UI, the filters and citation export read."""
+    from ingest.design import classify, humans_flag  # the rules read an Article
+
+    design = classify(article)
+    return {
+        "mesh_major": list(article.mesh_major),
+        "publication_types": [p.name for p in article.publication_types],
+        "pmc": article.pmc,
+        "keywords": list(article.keywords),
+        "language": article.language,
+        "volume": article.volume,
+        "issue": article.issue,
+        "pages": article.pages,
+        "retracted": article.retracted,
+        "retraction_notices": list(article.retraction_notices),
+        "design": design.label,
+        "design_source": design.source,
+        "design_rule": design.rule,
+        "humans": humans_flag(article, design.label),
+        "journal_key": journal_key(article.journal),
+    }

@@ -23,6 +23,7 @@ from typing import BinaryIO
 
 from ingest.dates import parse_date_text, parse_day, parse_month, parse_year
 from ingest.models import Article
+from ingest.pubmed_fields import evidence_fields
 from ingest.text import clean, format_section, join_abstract
 
 CHUNK_BYTES = 1 << 20
@@ -275,6 +276,7 @@ def _article(elem: ET.Element) -> Article | None:
         doi=doi,
         mesh_terms=_mesh(citation.find("MeshHeadingList")),
         version=_version(pmid_el),
+        **evidence_fields(elem, citation, art),
     )
 
 

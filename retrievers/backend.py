@@ -128,7 +128,7 @@ class FaissBM25Backend:
             mask &= self.years >= filters.year_min
         if filters.year_max is not None:
             mask &= (self.years <= filters.year_max) & (self.years >= 0)
-        if filters.title_contains or filters.author:
+        if filters.needs_row_check():
             rows = np.flatnonzero(mask)
             keep = [r for r in rows if filters.matches(self.docs[r].metadata)]
             mask = np.zeros(self.size, dtype=bool)

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from retrievers.evidence_filters import describe_evidence, evidence_matches, take_evidence
+
 _YEAR = r"((?:19|20)\d{2})"
 # A year phrase ends the clause: followed by punctuation, end, or a function word — not a noun
 # ("in 2000 children" counts people).
@@ -91,6 +93,11 @@ class Filters(BaseModel):
     year_max: int | None = None
     title_contains: list[str] = Field(default_factory=list)
     author: str | None = None
+    # study design (ingest.design labels): kept if one of ``designs``, dropped if in ``exclude``
+    designs: list[str] = Field(default_factory=list)
+    exclude_designs: list[str] = Field(default_factory=list)
+    humans: bool | None = None  # True: studies known to be of animals or cells only are dropped
+    journal: str | None = None  # the journal's name or ISO abbreviation, whole (case-folded)
 
     def is_empty(self) -> bool:
         return not self.as_dict()
@@ -98,7 +105,14 @@ class Filters(BaseModel):
     def as_dict(self) -> dict:
         return self.model_dump(exclude_none=True, exclude_defaults=True)
 
+    def needs_row_check(self) -> bool:
+        """A filter beyond the year range: each chunk's metadata is checked (:meth:`matches`)."""
+        return bool(self.title_contains or self.author or self.designs or self.exclude_designs
+                    or self.humans is not None or self.journal)
+
     def matches(self, metadata: dict) -> bool:
+        if not evidence_matches(self, metadata):
+            return False
         year = metadata.get("year")
         if self.year_min is not None and (year is None or year < self.year_min):
             return False
@@ -130,7 +144,7 @@ class Filters(BaseModel):
         parts += [f"title contains '{t}'" for t in self.title_contains]
         if self.author:
             parts.append(f"author {self.author}")
-        return ", ".join(parts)
+        return ", ".join(parts + describe_evidence(self))
 
 
 @dataclass
@@ -210,9 +224,11 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
         lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
         year=False,
     )
+    take_evidence(p)
     _take_author(p)
     text = re.sub(r"\s{2,}", " ", p.text).strip()
     text = re.sub(r"\s+([?.!,;])", r"\1", text)
+    text = re.sub(r"[,;:]+([?.!])", r"\1", text)
     text = re.sub(r"^[\s,;:]+", "", text)
     return text, Filters(**f)
 

@@ -10,6 +10,10 @@ from collections.abc import Sequence
 
 from langchain_core.documents import Document
 
+from ingest.design import DESIGNS, strength
+
+_STRONGEST = max(s for _, s in DESIGNS.values())
+
 
 def best_chunk_per_article(docs: Sequence[Document], key: str = "pmid") -> list[Document]:
     """Keep the first (best-ranked) chunk of each article, in order."""
@@ -108,3 +112,28 @@ def convex_combination(
         meta = {**doc.metadata, "fused_score": scores[ident], "ranks": ranks[ident]}
         fused.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
     return fused
+
+
+
+def prefer_designs(fused: Sequence[Document], prefer_design: float = 0.0) -> list[Document]:
+    """``prefer_design`` (``retrieval.prefer_design``; 0 = off) multiplies each article's fused
+    score (``rrf_score`` or ``fused_score``) by ``1 + prefer_design * strength / strongest``,
+    the design's strength in :data:`ingest.design.DESIGNS` (meta-analysis strongest, case report
+    and animal/in-vitro weakest), and re-sorts (stable: ties keep the fused order)."""
+    docs = list(fused)
+    if prefer_design:
+        def boosted(doc: Document) -> float:
+            meta = doc.metadata
+            score = float(meta.get("rrf_score", meta.get("fused_score", 0.0)))
+            return score * (1 + prefer_design * strength(meta.get("design")) / _STRONGEST)
+
+        docs.sort(key=boosted, reverse=True)
+    return docs
+
+
+def retracted_last(docs: Sequence[Document]) -> list[Document]:
+    """Retracted articles after the others, each side in its order: one is still shown (with its
+    warning) among the sources it was retrieved with, but never leads an answer as [1]."""
+    return [d for d in docs if not d.metadata.get("retracted")] + [
+        d for d in docs if d.metadata.get("retracted")
+    ]

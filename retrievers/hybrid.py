@@ -36,7 +36,9 @@ from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import (
     best_chunk_per_article,
     convex_combination,
+    prefer_designs,
     reciprocal_rank_fusion,
+    retracted_last,
 )
 from retrievers.keywords import keyword_query
 
@@ -159,6 +161,7 @@ class HybridRetriever(EnsembleRetriever):
     parse_filters: bool = True
     lexical_threshold: float = 0.0  # retrieval.bm25.refusal_threshold (no dense index yet)
     weak_weights: list[float] | None = None  # retrieval.weights_when_bm25_weak (fusion_weights)
+    prefer_design: float = 0.0  # retrieval.prefer_design (retrievers.fusion.prefer_designs)
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
@@ -180,6 +183,7 @@ class HybridRetriever(EnsembleRetriever):
             weak_weights=(
                 list(r.weights_when_bm25_weak) if r.weights_when_bm25_weak is not None else None
             ),
+            prefer_design=r.prefer_design,
         )
 
     def _relevance(self, backend: Any, query: str, filters: Filters) -> float | None:
@@ -314,7 +318,8 @@ class HybridRetriever(EnsembleRetriever):
             fused = reciprocal_rank_fusion(
                 [bm25, dense], c=self.c, weights=weights, names=NAMES, key="pmid"
             )
-        return [self._annotate(doc, bm25, dense, weights) for doc in fused[: k or self.topk]]
+        top = retracted_last(prefer_designs(fused, self.prefer_design)[: k or self.topk])
+        return [self._annotate(doc, bm25, dense, weights) for doc in top]
 
     def fuse_lexical(self, docs: list[Document], relevance: float,
                      k: int | None = None) -> list[Document]:
@@ -323,11 +328,12 @@ class HybridRetriever(EnsembleRetriever):
         bm25 = best_chunk_per_article(docs)
         if refuses_lexical(relevance, self.lexical_threshold):
             return []
-        ranked = reciprocal_rank_fusion(
-            [bm25, []], c=self.c, weights=self.weights, names=NAMES, key="pmid")
+        ranked = prefer_designs(reciprocal_rank_fusion(
+            [bm25, []], c=self.c, weights=self.weights, names=NAMES, key="pmid"),
+            self.prefer_design)
         top = float(bm25[0].metadata["score"]) if bm25 else 0.0
         out = []
-        for doc in ranked[: k or self.topk]:
+        for doc in retracted_last(ranked[: k or self.topk]):
             annotated = self._annotate(doc, bm25, [])
             share = float(doc.metadata["score"]) / top if top > 0 else 0.0
             span = max(LEXICAL_FULL_CONFIDENCE - self.lexical_threshold, 1e-6)

@@ -151,6 +151,9 @@ class RetrievalConfig(_Section):
     # `weights` for that question; null = always `weights` (retrievers.hybrid.fusion_weights)
     weights_when_bm25_weak: list[float] | None = Field(None, min_length=2, max_length=2)
     topk_rrf: int = Field(3, ge=1)
+    prefer_design: float = Field(
+        0.0, ge=0, description="boost stronger study designs in the fused ranking; 0 = off"
+    )
     followup_prior_weight: float = Field(
         0.0, ge=0, description="RRF weight of the previous turn's sources for a follow-up"
     )

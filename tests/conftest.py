@@ -42,6 +42,7 @@ INDEX_CODE = [
     "indexing/store.py",
     "indexing/progress.py",
     "ingest/models.py",
+    "ingest/design.py",
     "settings/errors.py",
 ]
 SMALL_INDEX_THRESHOLD = 0.25

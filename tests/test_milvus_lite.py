@@ -127,6 +127,8 @@ def test_result_metadata_matches_the_faiss_backends(
         Filters(year_min=2015, year_max=2016),
         Filters(title_contains=["intelligence"]),
         Filters(title_contains=["children", "intelligence"]),
+        Filters(designs=["cohort", "cross_sectional"]),  # design, species: JSON metadata clauses
+        Filters(exclude_designs=["cohort", "other"], humans=True),
     ],
     ids=lambda f: f.describe(),
 )

@@ -105,7 +105,7 @@ def test_search_summary_shows_rewrite_sub_queries_and_filters() -> None:
     text = search_summary("and health?", prepared)
     assert "**Rewritten question:** IQ and \\<b\\>health\\<\\/b\\>" in text
     assert "1. q one" in text and "2. q \\[two\\]" in text
-    assert "**Filters:** year\\_min = 2018" in text
+    assert "**Filters:** year \\>\\= 2018" in text  # in words (Filters.describe)
     assert "**Sources found:** 2" in text
     plain = search_summary("q", PreparedEvent(searched_question="q"))
     assert "**Searched for:** q" in plain and "**Filters:** none" in plain

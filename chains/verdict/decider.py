@@ -100,11 +100,15 @@ class VerdictDecider:
         count_tokens: TokenCounter,
     ) -> VerdictOutcome:
         """The verdict, naming the documents it read (``sources``: 1-based positions in
-        ``documents``): the classifier reads the top one, the other methods all that fit."""
-        docs = self.fit(question, documents, count_tokens)
+        ``documents``): the classifier reads the top one, the other methods all that fit.
+        Retracted articles are never read: a retraction must not decide a verdict."""
+        positions = [i for i, d in enumerate(documents, 1) if not d.metadata.get("retracted")]
+        if not positions:
+            return VerdictOutcome(None, {})
+        docs = self.fit(question, [documents[i - 1] for i in positions], count_tokens)
         outcome = self._decide(llm, question, docs)
         read = 1 if self.method == "classifier" else len(docs)
-        outcome.sources = list(range(1, min(read, len(docs)) + 1))
+        outcome.sources = positions[: min(read, len(docs))]
         return outcome
 
     def _decide(

@@ -8,7 +8,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from indexing.store import IndexMissingError, open_current
+from indexing.store import METADATA_SCHEMA, IndexMissingError, open_current
 from settings.errors import UserFacingError
 
 SEMANTIC_LATER = ("the semantic (dense) index is built in the background once the chat starts "
@@ -28,7 +28,7 @@ def index_state(cfg, checksum: str) -> str:
 
         return milvus_index_state(cfg, checksum)
     try:
-        _, manifest = open_current(cfg, verify=False)
+        _, manifest = open_current(cfg, verify=False, old_schema_ok=True)
     except IndexMissingError:
         return "missing"
     from indexing.auto_backend import wanted_backend
@@ -36,12 +36,15 @@ def index_state(cfg, checksum: str) -> str:
 
     bm25 = bm25_build_settings(cfg)
     if not manifest.dense_ready:  # no vectors to reuse: the same corpus is pending, else rebuild
-        same = manifest.corpus_checksum == checksum and manifest.bm25_settings == bm25
+        same = (manifest.corpus_checksum == checksum and manifest.bm25_settings == bm25
+                and manifest.metadata_schema == METADATA_SCHEMA)
         return "pending" if same else "missing"
     wanted = wanted_backend(cfg, manifest.embedding_backend)
     if manifest.embedding_backend != wanted or manifest.bm25_settings != bm25:
         return "stale"
     if not manifest.manifest_sha256:  # built before manifests were checksummed: rebuild, reusing
+        return "stale"
+    if manifest.metadata_schema != METADATA_SCHEMA:  # older metadata: re-derived, vectors reused
         return "stale"
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
@@ -51,7 +54,7 @@ def current_manifest(cfg):  # the manifest of the configured backend
         from indexing.milvus_index import current_milvus_manifest
 
         return current_milvus_manifest(cfg)
-    return open_current(cfg, verify=False)[1]
+    return open_current(cfg, verify=False, old_schema_ok=True)[1]
 
 
 def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:

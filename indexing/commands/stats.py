@@ -18,7 +18,7 @@ def run(cfg, args: argparse.Namespace) -> int:
 
         stats = milvus_stats(cfg)
     else:
-        folder, manifest = open_current(cfg, verify=False)
+        folder, manifest = open_current(cfg, verify=False, old_schema_ok=True)
         stats = manifest.stats()
         stats["path"] = str(location(cfg).link)
         stats["size_bytes"] = sum(f.stat().st_size for f in folder.iterdir() if f.is_file())

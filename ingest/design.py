@@ -1,0 +1,182 @@
+"""Study design of an article, by transparent rules, keeping the rule that fired.
+
+1. **Publication types** (PubMed's own indexing), where one names a design: Meta-Analysis,
+   Systematic Review, Randomized Controlled Trial, Case Reports, Review (a narrative review unless
+   its abstract says it is systematic), Editorial/Letter/Comment (other). "Journal Article",
+   "Observational Study", "Clinical Trial" and funding types do not decide: the abstract does.
+2. **The abstract's wording** (title + abstract), the first rule below that matches, in order.
+   The intelligence corpus has no publication types, so most of its designs come from here.
+
+Every result is a :class:`Design`: ``label`` (a key of :data:`DESIGNS`), ``source``
+("publication type" or "abstract wording") and ``rule`` (the rule's name and the words that
+matched), shown in the chat so a reader can check why an article was called an RCT.
+``python -m app eval designs`` scores the wording rules against indexed labels.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ingest.models import Article
+
+# label -> (badge text, strength for ``retrieval.prefer_design``: higher is stronger evidence)
+DESIGNS: dict[str, tuple[str, int]] = {
+    "meta_analysis": ("Meta-analysis", 6),
+    "systematic_review": ("Systematic review", 5),
+    "rct": ("RCT", 4),
+    "cohort": ("Cohort", 3),
+    "case_control": ("Case-control", 2),
+    "cross_sectional": ("Cross-sectional", 2),
+    "case_report": ("Case report/series", 0),
+    "narrative_review": ("Narrative review", 1),
+    "animal_in_vitro": ("Animal/in vitro", 0),
+    "modelling": ("Modelling/AI development", 1),
+    "other": ("Other", 1),
+}
+
+PUBLICATION_TYPE = "publication type"
+WORDING = "abstract wording"
+
+
+@dataclass(frozen=True)
+class Design:
+    label: str
+    source: str
+    rule: str
+
+    @property
+    def badge(self) -> str:
+        return DESIGNS[self.label][0]
+
+
+def badge(label: str | None) -> str:
+    return DESIGNS.get(label or "", ("", 0))[0]
+
+
+def strength(label: str | None) -> int:
+    return DESIGNS.get(label or "", ("", 1))[1]
+
+
+# Publication types that decide, in priority order (UIs are MeSH's; names also match MEDLINE text)
+_TYPE_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("meta_analysis", ("Meta-Analysis",)),
+    ("systematic_review", ("Systematic Review",)),
+    ("rct", ("Randomized Controlled Trial", "Randomized Controlled Trial, Veterinary",
+             "Pragmatic Clinical Trial", "Equivalence Trial")),
+    ("case_report", ("Case Reports",)),
+)
+_OTHER_TYPES = ("Editorial", "Letter", "Comment", "News", "Published Erratum",
+                "Retraction of Publication", "Practice Guideline", "Guideline")
+
+_HUMAN = r"\b(?:patients?|participants?|children|adults?|adolescents?|women|men|infants?|" \
+    r"volunteers?|subjects|students?|individuals|people|persons|twins|respondents|humans?)\b"
+_ANIMAL = r"\b(?:mice|mouse|rats?|murine|rodents?|zebrafish|drosophila|monkeys?|macaques?|" \
+    r"primates?|pigs?|piglets?|dogs?|cats?|sheep|rabbits?|chickens?|honeybees?|bees|ants|fish|" \
+    r"birds?|crows?|ravens?|parrots?|in vitro|cell lines?|cultured cells|animal models?)\b"
+
+# (label, rule name, pattern, where): where is "title", "text" (title + abstract)
+_WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
+    ("meta_analysis", "meta-analysis in the title", r"\bmeta-?analy[sz]", "title"),
+    ("meta_analysis", "the authors' own meta-analysis",
+     r"\b(?:we|this|present|current|our)\b[^.]{0,60}\bmeta-?analy[sz]|\bmeta-?analy[sz]\w*\s+"
+     r"(?:was|were)\s+(?:performed|conducted|carried out)|\bpooled (?:analysis|estimates?)\b",
+     "text"),
+    ("systematic_review", "systematic review in the title", r"\bsystematic(?:ally)? review",
+     "title"),
+    ("systematic_review", "a database search",
+     r"\b(?:systematic(?:ally)? (?:review|search)\w*|(?:searched|search of|searches of)\b[^.]{0,80}"
+     r"\b(?:pubmed|medline|embase|cochrane|web of science|psycinfo|scopus|cinahl))", "text"),
+    ("animal_in_vitro", "animals or cells, no people", _ANIMAL, "text"),
+    ("rct", "randomised trial wording",
+     r"\brandomi[sz]ed[- ](?:controlled[- ]|clinical[- ]|placebo[- ]controlled[- ]|"
+     r"double[- ]blind(?:ed)?[- ]|crossover[- ]|pilot[- ])?trial|\b(?:were|was) randomi[sz]ed\b|"
+     r"\brandomly (?:assigned|allocated)\b|\bdouble[- ]blind(?:ed)?\b", "text"),
+    ("case_report", "a reported case",
+     r"\bcase reports?\b|\bcase series\b|\bwe (?:report|present|describe)\s+(?:a|an|the|two|"
+     r"three|four|\d+)\s+(?:[\w-]+\s+){0,4}?(?:cases?|patients?|boy|girl|man|woman|infant)\b|"
+     r"^(?:a|an)\s+(?:\w+\s+){0,3}?case of\b", "text"),
+    ("narrative_review", "review in the title", r"\b(?:review|overview)\b", "title"),
+    ("modelling", "a model or algorithm developed",
+     r"\b(?:machine learning|deep learning|neural networks?|artificial intelligence|"
+     r"reinforcement learning|computational model|simulations?|we (?:propose|develop|present|"
+     r"introduce) (?:a|an)\s+(?:\w+\s+){0,3}?(?:model|method|algorithm|framework|approach|"
+     r"system|architecture))\b", "text"),
+    ("case_control", "cases and controls",
+     r"\bcase[- ]control\b|\b(?:matched|healthy|normal) controls?\b|"
+     r"\bcases and (?:\w+\s+){0,2}controls\b", "text"),
+    ("cross_sectional", "cross-sectional wording",
+     r"\bcross[- ]sectional\b|\bsurvey(?:ed)?\b|\bquestionnaires? (?:was|were) (?:sent|"
+     r"administered|distributed)", "text"),
+    ("cohort", "cohort or follow-up wording",
+     r"\bcohort\b|\bprospective(?:ly)?\b|\bretrospective(?:ly)?\b|\blongitudinal(?:ly)?\b|"
+     r"\bfollow(?:ed)?[- ]up\b|\bchart review|\breviewed\b[^.]{0,40}\b(?:records|charts|"
+     r"files|notes)\b|\brecords of\b[^.]{0,30}\bpatients\b|"
+     r"\bfollowed\b[^.]{0,40}\b(?:years?|months?)\b|\bregistry\b", "text"),
+    ("narrative_review", "a review's wording",
+     r"\b(?:this|the present|our)\s+(?:\w+\s+)?"
+     r"(?:review|article|chapter|paper)\s+(?:summari[sz]es|discusses|describes|examines|"
+     r"considers|outlines|highlights|provides)|\bwe review\b|\bis reviewed\b", "text"),
+)
+# A rule that also needs this wording to fire: an AI term alone is often a review or comment on
+# AI; a development study reports building a model or how well it performs.
+_ALSO = {
+    "modelling": re.compile(
+        r"\b(?:we|this (?:study|paper|work|article))\b[^.]{0,80}\b(?:propose[sd]?|develop(?:ed|s)?|"
+        r"present(?:ed|s)?|introduce[sd]?|train(?:ed|s)?|design(?:ed|s)?|buil[dt]|implement(?:ed|s)?|"
+        r"construct(?:ed|s)?)\b|\b(?:was|were) (?:trained|developed|validated|built)\b|"
+        r"\baccuracy\b|\bAUC\b|\barea under\b|\bsensitivity\b|\bF1\b|\bsimulat", re.IGNORECASE),
+}
+_COMPILED = tuple((lab, name, re.compile(pat, re.IGNORECASE), where)
+                  for lab, name, pat, where in _WORDING_RULES)
+_HUMAN_RE = re.compile(_HUMAN, re.IGNORECASE)
+
+
+def classify(article: Article) -> Design:
+    """The article's design: its publication types when they decide, else its wording."""
+    names = {p.name for p in article.publication_types}
+    for label, types in _TYPE_RULES:
+        hit = next((t for t in types if t in names), None)
+        if hit:
+            return Design(label, PUBLICATION_TYPE, hit)
+    if "Review" in names:
+        found = classify_text(article.title, article.abstract)
+        if found.label in ("systematic_review", "meta_analysis"):
+            return Design(found.label, WORDING, f"Review + {found.rule}")
+        return Design("narrative_review", PUBLICATION_TYPE, "Review")
+    hit = next((t for t in _OTHER_TYPES if t in names), None)
+    if hit:
+        return Design("other", PUBLICATION_TYPE, hit)
+    return classify_text(article.title, article.abstract)
+
+
+def classify_text(title: str, abstract: str) -> Design:
+    """The first wording rule that matches ``title``/``abstract``; ``other`` when none does."""
+    text = f"{title}\n{abstract}"
+    for label, name, pattern, where in _COMPILED:
+        match = pattern.search(title if where == "title" else text)
+        if match is None:
+            continue
+        if label == "animal_in_vitro" and _HUMAN_RE.search(text):
+            continue  # people were studied too
+        if label in _ALSO and not _ALSO[label].search(text):
+            continue
+        return Design(label, WORDING, f'{name}: "{_snippet(match)}"')
+    return Design("other", WORDING, "no design wording")
+
+
+def _snippet(match: re.Match) -> str:
+    return " ".join(match.group(0).split())[:60]
+
+
+def humans_flag(article: Article, label: str) -> bool | None:
+    """True: people were studied (MeSH "Humans", or a human design); False: animals or cells
+    only (MeSH "Animals" without "Humans", or the animal/in-vitro design); None: unknown."""
+    mesh = set(article.mesh_terms)
+    if "Humans" in mesh:
+        return True
+    if "Animals" in mesh or label == "animal_in_vitro":
+        return False
+    return True if _HUMAN_RE.search(f"{article.title}\n{article.abstract}") else None
