@@ -37,13 +37,16 @@ from indexing.store import (
     publish,
     verify_build,
 )
-from ingest.models import Article
+from ingest.models import CITATION_FIELDS, Article
 
 SHARD_ROWS = 1024
 
 
 def article_hash(article: Article) -> str:
-    return hashlib.sha256(article.model_dump_json(exclude={"version"}).encode()).hexdigest()[:24]
+    """Over what is embedded or filtered on; the bibliographic fields (CITATION_FIELDS) only ride
+    in the chunks' metadata, refreshed when vectors are reused, so adding them re-embeds nothing."""
+    exclude = {"version", *CITATION_FIELDS}
+    return hashlib.sha256(article.model_dump_json(exclude=exclude).encode()).hexdigest()[:24]
 
 
 @dataclass
@@ -261,7 +264,7 @@ def _build_locked(
                     article.pmid,
                     stored.metadata[r]["chunk_index"],
                     stored.texts[r],
-                    stored.metadata[r],
+                    {**stored.metadata[r], **article.metadata()},
                 )
                 for r in rows
             )

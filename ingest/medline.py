@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ingest.citation_fields import medline_citation_fields
 from ingest.dates import parse_date_text
 from ingest.models import Article
 from ingest.pubmed_xml import BadRecord, normalize_doi
@@ -96,6 +97,7 @@ def _article(fields: list[tuple[str, str]]) -> Article:
         day=day,
         doi=_doi(values.get("LID", []) + values.get("AID", [])),
         mesh_terms=[d for d in (_descriptor(t) for t in values.get("MH", [])) if d],
+        **medline_citation_fields(fields),
     )
 
 

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ingest.citation_fields import xml_citation_fields
 from ingest.dates import parse_date_text, parse_day, parse_month, parse_year
 from ingest.models import Article
 from ingest.text import clean, format_section, join_abstract
@@ -275,6 +276,7 @@ def _article(elem: ET.Element) -> Article | None:
         doi=doi,
         mesh_terms=_mesh(citation.find("MeshHeadingList")),
         version=_version(pmid_el),
+        **xml_citation_fields(elem, art),
     )
 
 
