@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from chains.references import vancouver
 from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
@@ -112,6 +113,13 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
     parts = [head + "\n\n" + "\n".join(lines)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
+
+
+def references_block(sources: Iterable[Source]) -> str:
+    """The sources as a numbered Vancouver reference list (escaped: titles come from abstracts)."""
+    ordered = sorted(sources, key=lambda s: s.n)
+    lines = [f"{s.n}. {escape_markdown(vancouver(s))}" for s in ordered]
+    return "**References** (Vancouver)\n\n" + "\n".join(lines) if lines else ""
 
 
 def key_findings_block(result: AnswerResult) -> str:

@@ -36,6 +36,7 @@ from app.render import (  # noqa: E402
     friendly_error,
     key_findings_block,
     passage_markdown,
+    references_block,
     search_summary,
     source_label,
     source_line,
@@ -43,6 +44,7 @@ from app.render import (  # noqa: E402
 )
 from chains.modes import mode_labels, mode_names, modes_description  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
+from chains.references import EXPORTS  # noqa: E402
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
 from settings.errors import UserFacingError  # noqa: E402
@@ -293,13 +295,17 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     sources = result.sources or (prepared.sources if prepared else [])
     body = escape_answer(result.answer) if result.answer else msg.content
     findings = key_findings_block(result)
+    references = references_block(sources)
     msg.content = "\n\n".join(
-        x for x in (body, findings, sources_block(sources, result.mode or mode)) if x
+        x for x in (body, findings, sources_block(sources, result.mode or mode), references) if x
     )
     elements: list[Any] = [
         cl.Text(name=source_label(s), content=passage_markdown(s), display="side")
         for s in sources
     ]
+    if sources:  # the sources as files for a reference manager (chains.references)
+        elements += [cl.File(name=name, content=write(sources).encode(), mime=mime,
+                             display="inline") for write, name, mime in EXPORTS.values()]
     msg.elements = elements
     if msg.streaming:
         await msg.update()

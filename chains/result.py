@@ -34,6 +34,14 @@ class Source(BaseModel):
     year: int | None = None
     journal: str = ""
     authors: list[str] = Field(default_factory=list)
+    # for the reference list and the RIS/BibTeX export (chains.references)
+    author_last_names: list[str] = Field(default_factory=list)  # parallel to authors; "" unknown
+    doi: str | None = None
+    volume: str = ""
+    issue: str = ""
+    pages: str = ""
+    pmcid: str = ""
+    mesh_terms: list[str] = Field(default_factory=list)
     confidence: float = Field(0.0, ge=0, le=1)
     passage: str = ""  # the retrieved chunk (what the prompt shows)
     abstract: str = ""  # the whole abstract, which ``evidence`` offsets point into
