@@ -27,9 +27,11 @@ RIS_MIME = "application/x-research-info-systems"
 BIBTEX_MIME = "application/x-bibtex"
 _PARTICLES = {"van", "von", "der", "den", "de", "del", "della", "di", "da", "dos", "du", "la",
               "le", "ten", "ter", "van't", "bin", "al", "el"}  # fmt: skip
-# characters LaTeX (and so BibTeX's consumers) reads as markup, and what each becomes
+# characters LaTeX (and so BibTeX's consumers) reads as markup, and what each becomes (a brace
+# as a command: BibTeX counts even an escaped brace, so "\{" unbalanced would end the entry)
 _LATEX = {
-    "\\": r"\textbackslash{}", "{": r"\{", "}": r"\}", "&": r"\&", "%": r"\%", "$": r"\$",
+    "\\": r"\textbackslash{}", "{": r"\textbraceleft{}", "}": r"\textbraceright{}",
+    "&": r"\&", "%": r"\%", "$": r"\$",
     "#": r"\#", "_": r"\_", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
 }  # fmt: skip
 _LATEX_RE = re.compile("|".join(re.escape(c) for c in _LATEX))
@@ -157,8 +159,10 @@ def to_ris(sources: Sequence[Source]) -> str:
 
 
 def latex_escape(text: str) -> str:
-    """``text`` with LaTeX's special characters escaped (Unicode letters kept as they are)."""
-    return _LATEX_RE.sub(lambda m: _LATEX[m.group()], " ".join(text.split()))
+    """``text`` with LaTeX's special characters escaped (Unicode letters kept as they are); "--"
+    stays two hyphens (LaTeX would print an en dash)."""
+    escaped = _LATEX_RE.sub(lambda m: _LATEX[m.group()], " ".join(text.split()))
+    return re.sub(r"-(?=-)", "-{}", escaped)
 
 
 def bibtex_key(source: Source) -> str:
