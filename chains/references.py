@@ -153,9 +153,17 @@ def _ris_entry(s: Source) -> dict:
     return {k: v for k, v in entry.items() if v}
 
 
+class _PlainRisWriter(rispy.RisWriter):
+    """rispy's writer without its ``1.`` line before each record (not an RIS tag line)."""
+
+    def set_header(self, count: int) -> str:
+        return ""
+
+
 def to_ris(sources: Sequence[Source]) -> str:
     """The sources as an RIS file (one ``TY - JOUR`` record each), written by rispy."""
-    return rispy.dumps([_ris_entry(s) for s in sorted(sources, key=lambda s: s.n)])
+    entries = [_ris_entry(s) for s in sorted(sources, key=lambda s: s.n)]
+    return rispy.dumps(entries, implementation=_PlainRisWriter)
 
 
 def latex_escape(text: str) -> str:

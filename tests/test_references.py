@@ -175,3 +175,57 @@ def test_reference_files_for_empty_fields_stay_valid(tmp_path: Path) -> None:
     assert rispy.loads(to_ris([s]))[0]["title"] == s.title
     entry = next(iter(parse_string(to_bibtex([s]), "bibtex").entries.values()))
     assert _latex(entry.fields["title"]) == s.title
+
+
+# ---- python -m app ask, for real on the small real index ----------------------------------------
+
+ASKED = "Is childhood intelligence associated with health in later life?"
+
+
+def _ask(cfg_file: Path, *args: str) -> str:
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    out = subprocess.run([sys.executable, "-m", "app", "--config", str(cfg_file), "ask", *args],
+                         cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+@pytest.fixture(scope="module")
+def small_cfg_file(small_index_cfg, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from tests.browser.harness import write_test_config
+
+    return write_test_config(small_index_cfg, tmp_path_factory.mktemp("ask") / "cfg.yaml")
+
+
+def test_ask_format_ris_prints_the_sources_as_an_ris_file(small_index_cfg,
+                                                          small_cfg_file: Path) -> None:
+    """The records are the indexed articles' own fields; the file is all that is printed."""
+    from indexing.build import read_chunks
+    from indexing.store import open_current
+
+    folder, _ = open_current(small_index_cfg)
+    meta = {m["pmid"]: m for m in read_chunks(folder).metadata}
+    out = _ask(small_cfg_file, "--format", "ris", ASKED)
+    assert out.startswith("TY  - JOUR\n"), out[:80]  # the file alone, no "1." lines
+    assert all(re.fullmatch(r"[A-Z][A-Z0-9]  - .*|", line) for line in out.splitlines())
+    records = rispy.loads(out)
+    assert len(records) >= 2
+    for rec in records:
+        m = meta[rec["accession_number"]]
+        assert rec["title"] == " ".join(m["title"].split())
+        assert rec.get("year", "") == str(m.get("year") or "")
+        assert rec.get("secondary_title", "") == m.get("journal", "")
+        assert len(rec.get("authors", [])) == len(m.get("authors") or [])
+        assert rec.get("doi") == m.get("doi")
+
+
+def test_ask_text_output_ends_with_the_vancouver_references(small_cfg_file: Path) -> None:
+    out = _ask(small_cfg_file, ASKED)
+    refs = out.split("\nReferences:\n", 1)[1].strip().splitlines()
+    sources = out.split("\nSources:\n", 1)[1].split("\nReferences:", 1)[0]
+    assert len(refs) == sources.count("https://pubmed.ncbi.nlm.nih.gov/")
+    assert all(re.match(rf"{i}\. .+\. PMID: \d+\.$", r) for i, r in enumerate(refs, 1)), refs
