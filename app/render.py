@@ -104,13 +104,13 @@ def source_line(source: Source) -> str:
 
 
 def sources_block(sources: Iterable[Source], mode: str) -> str:
-    """The part under an answer: its numbered sources (with the stance summary over them), then
-    the mode it was answered in."""
+    """The part under an answer: its numbered sources (with the stance summary over them), their
+    references (Vancouver), then the mode it was answered in."""
     ordered = sorted(sources, key=lambda s: s.n)
     lines = [source_line(s) for s in ordered]
     summary = stance_summary(ordered)
     head = f"**Sources** · {summary}" if summary else "**Sources**"
-    parts = [head + "\n\n" + "\n".join(lines)] if lines else []
+    parts = [head + "\n\n" + "\n".join(lines), references_block(ordered)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
 

@@ -36,7 +36,6 @@ from app.render import (  # noqa: E402
     friendly_error,
     key_findings_block,
     passage_markdown,
-    references_block,
     search_summary,
     source_label,
     source_line,
@@ -295,9 +294,8 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     sources = result.sources or (prepared.sources if prepared else [])
     body = escape_answer(result.answer) if result.answer else msg.content
     findings = key_findings_block(result)
-    references = references_block(sources)
     msg.content = "\n\n".join(
-        x for x in (body, findings, sources_block(sources, result.mode or mode), references) if x
+        x for x in (body, findings, sources_block(sources, result.mode or mode)) if x
     )
     elements: list[Any] = [
         cl.Text(name=source_label(s), content=passage_markdown(s), display="side")

@@ -47,8 +47,9 @@ class Person:
 
     @property
     def initials(self) -> str:
-        """ "Julio C" -> "JC", "Jean-Pierre" -> "JP"."""
-        return "".join(w[0] for w in re.split(r"[\s.\-]+", self.given) if w and w[0].isalpha())
+        """ "Julio C" -> "JC", "Jean-Pierre" -> "JP", "IJ" (initials already) -> "IJ"."""
+        words = [w for w in re.split(r"[\s.\-]+", self.given) if w and w[0].isalpha()]
+        return "".join(w if w.isupper() and len(w) <= 3 else w[0] for w in words)
 
     def vancouver(self) -> str:
         if self.collective or not self.initials:
@@ -71,7 +72,8 @@ def people(source: Source) -> list[Person]:
             out.append(Person(name, collective=True))
         else:
             at = name.rfind(last)
-            out.append(Person(last, name[:at].strip() if at >= 0 else name))
+            given = name[:at] if at > 0 else name[len(last):] if at == 0 else name
+            out.append(Person(last, given.strip()))
     return out
 
 
@@ -79,6 +81,8 @@ def _guess_last(name: str) -> str:
     words = name.split()
     if len(words) < 2:
         return name
+    if words[-1].isupper() and len(words[-1]) <= 3:  # "Deary IJ": MEDLINE's AU form
+        return " ".join(words[:-1])
     start = len(words) - 1
     while start > 1 and words[start - 1].casefold() in _PARTICLES:
         start -= 1

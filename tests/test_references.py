@@ -167,7 +167,7 @@ def test_an_index_without_surnames_still_splits_names() -> None:
     kept with the surname."""
     s = Source(n=2, pmid="9", title="T?", url="u", authors=["Jan van der Berg", "WHO Group"],
                year=2001)  # fmt: skip
-    assert vancouver_list([s]) == ["2. van der Berg J, Group W. T? 2001. PMID: 9."]
+    assert vancouver_list([s]) == ["2. van der Berg J, Group WHO. T? 2001. PMID: 9."]
 
 
 def test_reference_files_for_empty_fields_stay_valid(tmp_path: Path) -> None:
