@@ -19,6 +19,7 @@ filter field this module does not know (one added to ``Filters`` later) is check
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 
 import faiss
@@ -30,6 +31,7 @@ from retrievers.filters import Filters
 VECTORISED = frozenset({"year_min", "year_max", "title_contains", "author"})
 _ARTICLE_SEP = "\n"  # between articles in the joined strings
 _NAME_SEP = "\x1f"  # between one article's author names (whitespace to ``\s``, as a name edge is)
+MASK_CACHE = 8  # masks kept (FilterIndex.mask)
 
 
 class FilterIndex:
@@ -50,6 +52,8 @@ class FilterIndex:
         self.chunk_article = chunk_article
         self.articles = firsts  # one metadata dict per article, for fields not vectorised
         self.years = np.array([m.get("year") or -1 for m in metadata], dtype=np.int32)
+        self._cache: dict[str, np.ndarray] = {}
+        self._lock = threading.Lock()
         titles = ((m.get("title") or "").casefold() for m in firsts)
         self._titles, self._title_starts = _joined(titles)
         self._authors, self._author_starts = _joined(
@@ -57,9 +61,29 @@ class FilterIndex:
         )
 
     def mask(self, filters: Filters) -> np.ndarray | None:
-        """Which chunks pass ``filters`` (None: no filter, every chunk)."""
+        """Which chunks pass ``filters`` (None: no filter, every chunk), read-only. The last few
+        masks are kept: one question's BM25 and dense searches (and a multi-query's sub-queries)
+        share its filters."""
         if filters.is_empty():
             return None
+        key = f"{type(filters).__qualname__}:{filters.model_dump_json()}"
+        with self._lock:
+            mask = self._cache.pop(key, None)
+        if mask is None:
+            mask = self._compute(filters)
+            mask.flags.writeable = False
+        with self._lock:
+            self._cache[key] = mask  # most recent last
+            while len(self._cache) > MASK_CACHE:
+                self._cache.pop(next(iter(self._cache)))
+        return mask
+
+    def forget(self) -> None:
+        """Drop the kept masks (``bench retrieval`` times a filter's first search)."""
+        with self._lock:
+            self._cache.clear()
+
+    def _compute(self, filters: Filters) -> np.ndarray:
         mask = np.ones(self.size, dtype=bool)
         if filters.year_min is not None:
             mask &= self.years >= filters.year_min
@@ -70,10 +94,11 @@ class FilterIndex:
             allowed &= self._articles_matching(
                 self._titles, self._title_starts, re.escape(term.casefold()), term
             )
-        if filters.author:
+        if filters.author:  # a whole word of a name: starts after a space, separator or start
             want = re.escape(filters.author.casefold())
             allowed &= self._articles_matching(
-                self._authors, self._author_starts, rf"(?<!\S){want}(?!\S)", filters.author
+                self._authors, self._author_starts, rf"{want}(?!\S)", filters.author,
+                word_start=True,
             )
         if set(filters.as_dict()) - VECTORISED:
             candidates = np.flatnonzero(allowed & self._articles_with(mask))
@@ -86,18 +111,24 @@ class FilterIndex:
         out[self.chunk_article[chunk_mask]] = True
         return out
 
-    def _articles_matching(self, joined: str, starts: np.ndarray, pattern: str,
-                           raw: str) -> np.ndarray:
-        """Articles whose joined text matches ``pattern`` (a separator inside ``raw`` would let a
-        match span two articles or names: then each article is tested on its own)."""
+    def _articles_matching(self, joined: str, starts: np.ndarray, pattern: str, raw: str,
+                           word_start: bool = False) -> np.ndarray:
+        """Articles whose joined text matches ``pattern`` (with ``word_start``, only where the
+        match starts a word). The pattern begins with its literal text so the scan runs at the
+        regex engine's literal-search speed; the word-start test is made on the hits alone. A
+        separator inside ``raw`` could let a match span two articles or names: then each article
+        is tested on its own."""
         out = np.zeros(len(self.articles), dtype=bool)
-        if _ARTICLE_SEP in raw or _NAME_SEP in raw:
+        if _ARTICLE_SEP in raw or _NAME_SEP in raw or (word_start and any(
+                c.isspace() for c in raw)):
             ends = np.append(starts[1:] - 1, len(joined))
+            full = rf"(?<!\S){pattern}" if word_start else pattern
             for a, (s, e) in enumerate(zip(starts, ends, strict=True)):
                 text = joined[s:e].replace(_NAME_SEP, " ")
-                out[a] = re.search(pattern, text) is not None
+                out[a] = re.search(full, text) is not None
             return out
-        hits = [m.start() for m in re.finditer(pattern, joined)]
+        hits = [m.start() for m in re.finditer(pattern, joined)
+                if not word_start or m.start() == 0 or joined[m.start() - 1].isspace()]
         if hits:
             out[np.searchsorted(starts, np.array(hits), side="right") - 1] = True
         return out
