@@ -60,6 +60,7 @@ def _filters(backend: FaissBM25Backend) -> list[Filters]:
         Filters(year_min=2020),
         Filters(year_max=2010),
         Filters(author=author),
+        Filters(author="Deary"),
         Filters(author=author.lower(), year_min=2014),
         Filters(title_contains=["intelligence"]),
         Filters(title_contains=["Children", "ADHD"]),
@@ -121,3 +122,26 @@ def test_filtered_bm25_search_gives_the_old_results(backend: FaissBM25Backend) -
             old = backend.bm25.search(query, 60, mask)
             new = backend.bm25_search(query, 60, f)
             assert [d.id for d in new] == [backend.docs[r].id for r, _ in old], (query, f)
+
+
+def test_search_fetches_again_until_k_articles_are_covered() -> None:
+    """Articles of ten chunks each: the first 4k chunks cover too few articles, so the search
+    asks FAISS again; the hits equal a brute-force scan of the allowed rows."""
+    import faiss
+
+    from retrievers.dense_filter import filtered_search
+
+    rng = np.random.default_rng(3)
+    centres = rng.normal(size=(60, 16)).astype(np.float32)
+    vectors = np.repeat(centres, 10, axis=0) + 0.01 * rng.normal(size=(600, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    index = faiss.IndexFlatIP(16)
+    index.add(vectors)
+    chunk_article = np.arange(600) // 10
+    mask = chunk_article % 3 != 0
+    query = vectors[15] + 0.1 * vectors[300]
+    hits = filtered_search(index, query, mask, 8, -1.0, chunk_article)
+    scores = vectors @ query
+    order = [r for r in np.argsort(-scores, kind="stable") if mask[r]]
+    assert [r for r, _ in hits] == [int(r) for r in order[: len(hits)]]
+    assert len(set(chunk_article[[r for r, _ in hits]])) == 8 and len(hits) > 4 * 8
