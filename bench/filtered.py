@@ -33,11 +33,11 @@ def _ms(times: list[float]) -> dict:
             "p95_ms": round(1000 * float(np.percentile(times, 95)), 2)}  # fmt: skip
 
 
-def _timed(fn: Callable[[], object], repeat: int = 1) -> list[float]:
+def _timed(fn: Callable[..., object], *args: object, repeat: int = 1) -> list[float]:
     out = []
     for _ in range(repeat):
         t0 = time.perf_counter()
-        fn()
+        fn(*args)
         out.append(time.perf_counter() - t0)
     return out
 
@@ -48,18 +48,18 @@ def bench_filtered_real(backend, questions: list[str], k: int, threshold: float,
 
     for q in questions[:3]:
         backend.dense_search(q, k, threshold, Filters())  # warm-up
-    base = [t for q in questions for t in _timed(lambda q=q: backend.dense_search(
-        q, k, threshold, Filters()))]  # fmt: skip
+    base = [t for q in questions
+            for t in _timed(backend.dense_search, q, k, threshold, Filters())]
     report: dict = {"unfiltered": _ms(base)}
     for name, spec in FILTERS.items():
         f = Filters(**spec)
-        times = [t for q in questions for t in _timed(lambda q=q, f=f: _first_search(
-            backend, q, k, threshold, f))]  # fmt: skip
+        times = [t for q in questions
+                 for t in _timed(_first_search, backend, q, k, threshold, f)]
         mask = backend.filter_index.mask(f)
         row = {**_ms(times), "allowed_chunks": int(mask.sum()),
                "ratio_p50": round(float(np.median(times) / np.median(base)), 2)}  # fmt: skip
-        old = [t for q in questions[:old_questions] for t in _timed(
-            lambda q=q, f=f: _old_search(backend, q, threshold, f))]  # fmt: skip
+        old = [t for q in questions[:old_questions]
+               for t in _timed(_old_search, backend, q, threshold, f)]
         row["before_p50_ms"] = _ms(old)["p50_ms"]
         report[name] = row
     vectors = np.stack([backend.embedder.embed_query_array(q) for q in questions])
@@ -71,6 +71,11 @@ def _first_search(backend, query: str, k: int, threshold: float, f) -> object:
     """A filter's first search: its mask is computed, not taken from FilterIndex's cache."""
     backend.filter_index.forget()
     return backend.dense_search(query, k, threshold, f)
+
+
+def _fresh_mask(fidx, f) -> object:
+    fidx.forget()
+    return fidx.mask(f)
 
 
 def _old_search(backend, query: str, threshold: float, f) -> object:
@@ -119,7 +124,7 @@ def _scale_row(index, fidx, queries: np.ndarray, k: int) -> dict:
     from retrievers.dense_filter import filtered_search
     from retrievers.filters import Filters
 
-    base = [t for q in queries for t in _timed(lambda q=q: index.search(q[None, :], 4 * k))]
+    base = [t for q in queries for t in _timed(index.search, q[None, :], 4 * k)]
     row: dict = {"unfiltered": _ms(base)}
     for name, spec in FILTERS.items():
         f = Filters(**spec)
@@ -130,11 +135,10 @@ def _scale_row(index, fidx, queries: np.ndarray, k: int) -> dict:
             assert mask is not None
             return filtered_search(index, q, mask, k, -1.0, fidx.chunk_article)
 
-        times = [t for q in queries for t in _timed(lambda q=q: one(q))]
+        times = [t for q in queries for t in _timed(one, q)]
         mask = fidx.mask(f)
         assert mask is not None
-        mask_times = [t for _ in range(5)
-                      for t in _timed(lambda f=f: (fidx.forget(), fidx.mask(f)))]
+        mask_times = [t for _ in range(5) for t in _timed(_fresh_mask, fidx, f)]
         row[name] = {**_ms(times), "mask_p50_ms": _ms(mask_times)["p50_ms"],
                      "allowed": int(mask.sum()),
                      "ratio_p50": round(float(np.median(times) / np.median(base)), 2)}

@@ -143,12 +143,14 @@ def _joined(texts) -> tuple[str, np.ndarray]:
     return _ARTICLE_SEP.join(parts), starts
 
 
-def selector(mask: np.ndarray) -> tuple[faiss.SearchParameters, np.ndarray]:
-    """FAISS search parameters restricting a search to ``mask``'s rows, and the bitmap they
-    point into (keep it alive while searching: FAISS holds only a pointer)."""
+def selector(mask: np.ndarray) -> tuple[faiss.SearchParameters, tuple]:
+    """FAISS search parameters restricting a search to ``mask``'s rows, and what they point
+    into (the bitmap and the selector: keep them alive while searching, FAISS holds pointers)."""
     bits = np.packbits(mask, bitorder="little")
-    params = faiss.SearchParameters(sel=faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bits)))
-    return params, bits
+    sel = faiss.IDSelectorBitmap(len(mask), faiss.swig_ptr(bits))
+    params = faiss.SearchParameters()
+    params.sel = sel
+    return params, (bits, sel)
 
 
 def filtered_search(index: faiss.Index, query: np.ndarray, mask: np.ndarray, k: int,
@@ -158,7 +160,7 @@ def filtered_search(index: faiss.Index, query: np.ndarray, mask: np.ndarray, k: 
     allowed = int(mask.sum())
     if not allowed:
         return []
-    params, bits = selector(mask)
+    params, keep_alive = selector(mask)
     q = np.ascontiguousarray(query, dtype=np.float32).reshape(1, -1)
     fetch = min(allowed, 4 * k)
     while True:
@@ -171,7 +173,7 @@ def filtered_search(index: faiss.Index, query: np.ndarray, mask: np.ndarray, k: 
         if done:
             break
         fetch = min(allowed, fetch * 4)
-    del bits  # the bitmap outlived every search that read it
+    del keep_alive  # the bitmap and selector outlived every search that read them
     if len(first) > k:  # cut after the k-th distinct article's best chunk
         end = int(np.sort(first)[k - 1]) + 1
         rows_kept, scores_kept = rows_kept[:end], scores_kept[:end]
