@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
+from chains.references import vancouver
 from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
 from ingest.design import badge
 from retrievers.filters import Filters
@@ -153,8 +154,8 @@ def source_line(source: Source) -> str:
 
 
 def sources_block(sources: Iterable[Source], mode: str) -> str:
-    """The part under an answer: its numbered sources (with the stance summary over them), then
-    the mode it was answered in."""
+    """The part under an answer: its numbered sources (with the stance summary over them), their
+    references (Vancouver), then the mode it was answered in."""
     ordered = sorted(sources, key=lambda s: s.n)
     lines = [source_line(s) for s in ordered]
     summary = stance_summary(ordered)
@@ -164,9 +165,16 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
         head += (f"\n\n{RETRACTED_BADGE}: {', '.join(retracted)} "
                  f"{'has' if len(retracted) == 1 else 'have'} been retracted and "
                  "cannot decide the verdict")
-    parts = [head + "\n\n" + "\n".join(lines)] if lines else []
+    parts = [head + "\n\n" + "\n".join(lines), references_block(ordered)] if lines else []
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
+
+
+def references_block(sources: Iterable[Source]) -> str:
+    """The sources as a numbered Vancouver reference list (escaped: titles come from abstracts)."""
+    ordered = sorted(sources, key=lambda s: s.n)
+    lines = [f"{s.n}. {escape_markdown(vancouver(s))}" for s in ordered]
+    return "**References** (Vancouver)\n\n" + "\n".join(lines) if lines else ""
 
 
 def key_findings_block(result: AnswerResult) -> str:

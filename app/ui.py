@@ -44,6 +44,7 @@ from app.render import (  # noqa: E402
 )
 from chains.modes import mode_names  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
+from chains.references import EXPORTS  # noqa: E402
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
 from settings.config import Config, load_config  # noqa: E402
 from settings.errors import UserFacingError  # noqa: E402
@@ -293,6 +294,9 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
         cl.Text(name=source_label(s), content=passage_markdown(s), display="side")
         for s in sources
     ]
+    if sources:  # the sources as files for a reference manager (chains.references)
+        elements += [cl.File(name=name, content=write(sources).encode(), mime=mime,
+                             display="inline") for write, name, mime in EXPORTS.values()]
     msg.elements = elements
     if msg.streaming:
         await msg.update()

@@ -5,7 +5,9 @@
    and after the previous question, fused: :mod:`retrievers.followup`).
 2. Dense search at 100k and 1M vectors (real chunk vectors plus noise, so the data keeps its
    cluster structure): exact FAISS vs IVF (and HNSW at 100k), with recall@10 against exact.
-3. BM25 scoring growth: rank-bm25's ``get_scores`` vs this project's sparse scorer, on the real
+3. Filtered vs unfiltered dense search at the real index, and (``--filter-sizes 1000000``) at
+   synthetic sizes: :mod:`bench.filtered`.
+4. BM25 scoring growth: rank-bm25's ``get_scores`` vs this project's sparse scorer, on the real
    BM25 matrix replicated to larger sizes.
 """
 
@@ -41,6 +43,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         nargs="*",
         default=[100_000, 1_000_000],
         help="synthetic vector counts for the scale test",
+    )
+    parser.add_argument(
+        "--filter-sizes",
+        type=int,
+        nargs="*",
+        default=[],
+        help="synthetic vector counts for filtered vs unfiltered search (e.g. 1000000: about "
+        "2 GB of memory; off by default)",
+    )
+    parser.add_argument(
+        "--only-filtered",
+        action="store_true",
+        help="time only filtered vs unfiltered search (skip the other sections)",
     )
     parser.add_argument("--json", action="store_true")
     parser.add_argument(
@@ -252,6 +267,20 @@ def run(cfg, args: argparse.Namespace) -> int:
         "real_index": real[backends[0]] if len(backends) == 1 else real,
     }
     if faiss_backend is not None:
+        from bench.filtered import bench_filtered_real, bench_filtered_scale
+
+        r = cfg.retrieval
+        report["filtered_real_index"] = bench_filtered_real(
+            faiss_backend, questions, r.k, r.score_threshold
+        )
+        index = faiss_backend.vectorstore.index
+        base = index.reconstruct_n(0, index.ntotal)
+        queries = np.stack([faiss_backend.embedder.embed_query_array(q) for q in questions[:100]])
+        if args.filter_sizes:
+            meta = [d.metadata for d in faiss_backend.docs]
+            report["filtered_scale"] = bench_filtered_scale(base, meta, queries[:30],
+                                                            args.filter_sizes)
+    if faiss_backend is not None and not args.only_filtered:
         index = faiss_backend.vectorstore.index
         base = index.reconstruct_n(0, index.ntotal)
         queries = np.stack([faiss_backend.embedder.embed_query_array(q) for q in questions[:100]])

@@ -72,6 +72,11 @@ def to_source(
         year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
         journal=str(md.get("journal") or ""),
         authors=[str(a) for a in md.get("authors") or []],
+        author_last_names=[str(a) for a in md.get("author_last_names") or []],
+        volume=str(md.get("volume") or ""),
+        issue=str(md.get("issue") or ""),
+        pages=str(md.get("pages") or ""),
+        mesh_terms=[str(t) for t in md.get("mesh_terms") or []],
         confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
         passage=doc.page_content,
         abstract=abstract or doc.page_content,
@@ -100,9 +105,6 @@ def evidence_fields(md: dict) -> dict:
         "pmc": text("pmc"),
         "mesh_major": [str(x) for x in md.get("mesh_major") or []],
         "publication_types": [str(x) for x in md.get("publication_types") or []],
-        "volume": text("volume"),
-        "issue": text("issue"),
-        "pages": text("pages"),
     }
 
 

@@ -1,4 +1,6 @@
-"""``python -m app ask "question" [--mode ...] [--json]``: answer one question from the index."""
+"""``python -m app ask "question" [--mode ...] [--json | --format ris|bibtex]``: answer one
+question from the index; ``--format ris|bibtex`` prints only its sources, as a file for a
+reference manager (``> sources.ris``)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import sys
 
 from chains.modes import mode_names
 from chains.question_checks import parse_history, validate_question
+from chains.references import EXPORTS, vancouver_list
 from chains.result import AnswerResult, DoneEvent, TokenEvent
 from ingest.text import strip_unsafe
 from settings.config import Config
@@ -25,6 +28,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("question", help="the question, in quotes")
     parser.add_argument("--mode", choices=mode_names(), default=None, help="default: chains.mode")
     parser.add_argument("--json", action="store_true", help="print the full result as JSON")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", *EXPORTS),
+        default="text",
+        help="text (default: the answer, its sources and their references), json (as --json), "
+        "or the sources alone as an RIS or BibTeX file",
+    )
     parser.add_argument(
         "--history",
         default=None,
@@ -89,9 +99,17 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     question = validate_question(args.question, cfg.chains.max_question_chars)
     history = parse_history(args.history, cfg.chains.max_question_chars)
     assistant = Assistant.from_config(cfg)
-    if args.json:
+    fmt = "json" if args.json else args.format
+    if fmt == "json":
         result = asyncio.run(_stream(assistant, question, mode, history, None))
         print(json_for_terminal(result_json(result)))
+        return 0
+    if fmt in EXPORTS:
+        result = asyncio.run(_stream(assistant, question, mode, history, None))
+        if not result.sources:
+            print("error: the answer has no sources to export", file=sys.stderr)
+            return 1
+        sys.stdout.write(strip_unsafe(EXPORTS[fmt][0](result.sources)))
         return 0
     result = asyncio.run(_stream(assistant, question, mode, history, sys.stdout))
     _print()
@@ -105,4 +123,5 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         _print("\nKey findings:\n" + format_findings(result))
     if result.sources:
         _print("\nSources:\n" + format_sources(result))
+        _print("\nReferences:\n" + "\n".join(vancouver_list(result.sources)))
     return 0

@@ -34,6 +34,12 @@ class Source(BaseModel):
     year: int | None = None
     journal: str = ""
     authors: list[str] = Field(default_factory=list)
+    # for the reference list and the RIS/BibTeX export (chains.references)
+    author_last_names: list[str] = Field(default_factory=list)  # parallel to authors; "" unknown
+    volume: str = ""
+    issue: str = ""
+    pages: str = ""
+    mesh_terms: list[str] = Field(default_factory=list)
     confidence: float = Field(0.0, ge=0, le=1)
     passage: str = ""  # the retrieved chunk (what the prompt shows)
     abstract: str = ""  # the whole abstract, which ``evidence`` offsets point into
@@ -57,9 +63,6 @@ class Source(BaseModel):
     pmc: str | None = None
     mesh_major: list[str] = Field(default_factory=list)
     publication_types: list[str] = Field(default_factory=list)
-    volume: str | None = None
-    issue: str | None = None
-    pages: str | None = None
 
     @property
     def confidence_label(self) -> str:

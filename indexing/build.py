@@ -38,13 +38,16 @@ from indexing.store import (
     publish,
     verify_build,
 )
-from ingest.models import Article
+from ingest.models import CITATION_FIELDS, Article
 
 SHARD_ROWS = 1024
 
 
 def article_hash(article: Article) -> str:
-    return hashlib.sha256(article.model_dump_json(exclude={"version"}).encode()).hexdigest()[:24]
+    """Over what is embedded or filtered on; the bibliographic fields (CITATION_FIELDS) only ride
+    in the chunks' metadata, refreshed when vectors are reused, so adding them re-embeds nothing."""
+    exclude = {"version", *CITATION_FIELDS}
+    return hashlib.sha256(article.model_dump_json(exclude=exclude).encode()).hexdigest()[:24]
 
 
 # The Article fields a metadata-schema-1 build hashed: an old index's vectors are reused when

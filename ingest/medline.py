@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from ingest.citation_fields import medline_last_names
 from ingest.dates import parse_date_text
 from ingest.models import Article, PublicationType
 from ingest.pubmed_xml import BadRecord, normalize_doi
@@ -106,6 +107,7 @@ def _article(fields: list[tuple[str, str]]) -> Article:
         issue=first("IP") or None,
         pages=first("PG") or None,
         retraction_notices=[_notice(v) for v in values.get("RIN", []) if v],
+        author_last_names=medline_last_names(fields),
     )
 
 

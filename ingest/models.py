@@ -5,6 +5,9 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+# Bibliographic fields nothing is embedded or filtered from: an index reuses an article's vectors
+# when only these changed (indexing.build.article_hash) and refreshes its chunks' metadata
+CITATION_FIELDS = ("volume", "issue", "pages", "pmc", "author_last_names")
 
 
 class PublicationType(BaseModel):
@@ -40,6 +43,9 @@ class Article(BaseModel):
     issue: str | None = None
     pages: str | None = None
     retraction_notices: list[str] = Field(default_factory=list)  # PMIDs of "RetractionIn" notices
+    # each author's surname, parallel to ``authors`` ("" for a collective name), for reference
+    # lists (ingest.citation_fields)
+    author_last_names: list[str] = Field(default_factory=list)
     # Revision order among records with the same PMID (a baseline file's later record, or a
     # higher <PMID Version>, replaces the earlier one during dedupe).
     version: int = 1
@@ -92,6 +98,7 @@ def evidence_metadata(article: Article) -> dict:
         "volume": article.volume,
         "issue": article.issue,
         "pages": article.pages,
+        "author_last_names": list(article.author_last_names),
         "retracted": article.retracted,
         "retraction_notices": list(article.retraction_notices),
         "design": design.label,

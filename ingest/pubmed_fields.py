@@ -27,9 +27,20 @@ def evidence_fields(record: ET.Element, citation: ET.Element, art: ET.Element) -
         "pmc": pmc_id(record.find("PubmedData/ArticleIdList")),
         "volume": _text(issue_el.find("Volume")) or None if issue_el is not None else None,
         "issue": _text(issue_el.find("Issue")) or None if issue_el is not None else None,
-        "pages": _text(art.find("Pagination/MedlinePgn")) or None,
+        "pages": _pages(art.find("Pagination")),
         "retraction_notices": retraction_notices(citation.find("CommentsCorrectionsList")),
     }
+
+
+def _pages(pagination: ET.Element | None) -> str | None:
+    """``MedlinePgn``, else ``StartPage-EndPage`` (or the start page alone)."""
+    if pagination is None:
+        return None
+    pages = _text(pagination.find("MedlinePgn"))
+    if not pages:
+        start, end = _text(pagination.find("StartPage")), _text(pagination.find("EndPage"))
+        pages = f"{start}-{end}" if start and end else start
+    return pages or None
 
 
 def publication_types(type_list: ET.Element | None) -> list[PublicationType]:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ingest.citation_fields import xml_last_names
 from ingest.dates import parse_date_text, parse_day, parse_month, parse_year
 from ingest.models import Article
 from ingest.pubmed_fields import evidence_fields
@@ -277,6 +278,7 @@ def _article(elem: ET.Element) -> Article | None:
         mesh_terms=_mesh(citation.find("MeshHeadingList")),
         version=_version(pmid_el),
         **evidence_fields(elem, citation, art),
+        author_last_names=xml_last_names(art.find("AuthorList")),
     )
 
 

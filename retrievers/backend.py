@@ -23,6 +23,7 @@ from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
 from indexing.stems import stem
 from indexing.store import DENSE_FILE, Manifest, check_counts, open_current
+from retrievers.dense_filter import FilterIndex, filtered_search
 from retrievers.filters import Filters
 
 
@@ -94,7 +95,7 @@ class FaissBM25Backend:
             )
             sizes["dense"] = index.ntotal
         check_counts(folder, self.manifest, **sizes)
-        self.years = np.array([m.get("year") or -1 for m in stored.metadata], dtype=np.int32)
+        self.filter_index = FilterIndex(stored.metadata)  # filters as masks (dense_filter.py)
         self._rows_by_pmid: dict[str, list[int]] | None = None
 
     @property
@@ -121,19 +122,7 @@ class FaissBM25Backend:
         return 0 if rows is None else int(rows.size)
 
     def _mask(self, filters: Filters) -> np.ndarray | None:
-        if filters.is_empty():
-            return None
-        mask = np.ones(self.size, dtype=bool)
-        if filters.year_min is not None:
-            mask &= self.years >= filters.year_min
-        if filters.year_max is not None:
-            mask &= (self.years <= filters.year_max) & (self.years >= 0)
-        if filters.needs_row_check():
-            rows = np.flatnonzero(mask)
-            keep = [r for r in rows if filters.matches(self.docs[r].metadata)]
-            mask = np.zeros(self.size, dtype=bool)
-            mask[keep] = True
-        return mask
+        return self.filter_index.mask(filters)
 
     def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
         hits = self.bm25.search(query, k, self._mask(filters))
@@ -153,18 +142,20 @@ class FaissBM25Backend:
         mask = self._mask(filters)
         if self.vectorstore is None or (mask is not None and not mask.any()):
             return []
-        # Over-fetch: several chunks may belong to one article, and a filter may reject many.
-        fetch_k = self.size if mask is not None else min(self.size, 4 * k)
+        if mask is not None:  # searched inside FAISS, the mask as an ID selector
+            query_vector = np.asarray(self.vectorstore.embedding_function.embed_query(query),
+                                      dtype=np.float32)
+            hits = filtered_search(self.vectorstore.index, query_vector, mask, k, threshold,
+                                   self.filter_index.chunk_article)
+            return [_with_score(self.docs[row], score) for row, score in hits]
+        # Over-fetch: several chunks may belong to one article.
+        fetch_k = min(self.size, 4 * k)
         with warnings.catch_warnings():
             # LangChain warns when a cosine is negative or nothing passes the threshold; both are
             # expected here (cosine lies in [-1, 1]; an off-topic question has no hit).
             warnings.simplefilter("ignore", UserWarning)
             pairs = self.vectorstore.similarity_search_with_relevance_scores(
-                query,
-                k=fetch_k,
-                fetch_k=fetch_k,
-                score_threshold=threshold,
-                filter=(lambda meta: filters.matches(meta)) if mask is not None else None,
+                query, k=fetch_k, fetch_k=fetch_k, score_threshold=threshold
             )
         return [_with_score(doc, score) for doc, score in pairs]
 

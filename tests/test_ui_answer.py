@@ -95,8 +95,9 @@ async def test_answer_sends_search_step_streamed_tokens_sources_and_passages() -
     assert final.rstrip().endswith("*Mode: multi\\-query*")
 
     elements = emitter.of("send_element")
-    assert sorted(e["name"] for e in elements) == ["[1]", "[2]"]
-    assert {e["display"] for e in elements} == {"side"}
+    assert sorted(e["name"] for e in elements) == ["[1]", "[2]", "sources.bib", "sources.ris"]
+    assert {e["display"] for e in elements if e["name"].startswith("[")} == {"side"}
+    assert {e["display"] for e in elements if e["name"].startswith("sources.")} == {"inline"}
     assert {e["forId"] for e in elements} == {emitter.final_message()["id"]}
     assert user_session.get("history") == [("Does IQ predict health since 2018?",
                                             "".join(fake.tokens))]

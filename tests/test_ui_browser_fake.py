@@ -96,6 +96,38 @@ def test_answer_streams_with_pubmed_links_and_inert_abstract_markup(chat: ChatPa
     assert chat.dialogs == []
 
 
+def test_answer_offers_ris_and_bibtex_downloads_and_a_vancouver_list(
+    chat: ChatPage, fake_server: Server
+) -> None:
+    """The files download from the chat and read back as the sources; the reference list under
+    the answer shows the abstract's markup as text."""
+    import rispy
+    from pybtex.database import parse_string
+
+    answer = chat.ask("Does IQ predict health?")
+    refs = answer.locator("ol li").all_inner_texts()  # a numbered list, 1 and 2
+    assert refs == [
+        "Deary IJ, Batty GD. Childhood IQ and adult health: a cohort study. Intelligence. "
+        "2019;41(3):101-9. doi:10.1016/j.intell.2019.05.001. PMID: 31234567.",
+        f"<b>X</b> O. {XSS_TITLE}. J [Evil] *Journal*. 2021. PMID: 29999999.",  # markup as text
+    ]
+    assert "References (Vancouver)" in answer.inner_text()
+    assert chat.page.locator("img[src='x']").count() == 0
+    files = {}
+    for name in ("sources.ris", "sources.bib"):
+        link = chat.page.locator("a", has_text=name).last
+        link.wait_for()
+        with chat.page.expect_download() as info:
+            link.click()
+        files[name] = Path(info.value.path()).read_text(encoding="utf-8")
+    ris = rispy.loads(files["sources.ris"])
+    assert [r["accession_number"] for r in ris] == ["31234567", "29999999"]
+    assert ris[1]["title"] == XSS_TITLE and ris[0]["volume"] == "41"
+    bib = parse_string(files["sources.bib"], "bibtex").entries
+    assert [e.fields["pmid"] for e in bib.values()] == ["31234567", "29999999"]
+    assert bib["Deary2019_31234567"].fields["pages"] == "101--109"
+
+
 def test_mode_switch_is_used_and_shown(chat: ChatPage) -> None:
     chat.set_mode("Multi-query (several searches)")
     answer = chat.ask("Does IQ predict health?")

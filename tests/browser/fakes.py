@@ -19,6 +19,7 @@ def fake_sources() -> list[Source]:
         Source(n=1, pmid="31234567", title="Childhood IQ and adult health: a cohort study",
                url="https://pubmed.ncbi.nlm.nih.gov/31234567/", year=2019,
                journal="Intelligence", authors=["Deary IJ", "Batty GD"], confidence=0.8,
+               volume="41", issue="3", pages="101-9", doi="10.1016/j.intell.2019.05.001",
                passage="BACKGROUND: Higher childhood IQ predicts better health.\nRESULTS: Yes."),
         Source(n=2, pmid="29999999", title=XSS_TITLE,
                url="https://pubmed.ncbi.nlm.nih.gov/29999999/", year=2021,
