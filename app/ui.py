@@ -21,7 +21,8 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
 import chainlit as cl  # noqa: E402
 from chainlit.input_widget import InputWidget, Select  # noqa: E402
 
-from app import dense_build  # noqa: E402
+from app import auth, dense_build  # noqa: E402
+from app import history as saved  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
@@ -80,6 +81,18 @@ def backend() -> Backend:
     if BACKEND is None:
         BACKEND = Backend(_default_factory)
     return BACKEND
+
+
+def _served() -> bool:
+    """Chainlit is serving this file (``serve``, ``chainlit run``), not a test importing it."""
+    from chainlit.config import config as chainlit_config
+
+    return bool(chainlit_config.run.module_name)
+
+
+if _served():  # history (a database) and sign-in (ui.auth): docs/history.md
+    saved.install(app_config)
+    auth.install(app_config())
 
 
 @cl.on_app_startup
@@ -182,6 +195,22 @@ async def _chat_start() -> None:
     mode = app_config().chains.mode
     cl.user_session.set("mode", mode)
     cl.user_session.set("history", [])
+    await _send_settings(mode)
+
+
+@cl.on_chat_resume
+async def _chat_resume(thread: Any) -> None:
+    """A conversation reopened from the sidebar: its mode and its conversational history come
+    from what was stored (not from the browser), so a follow-up continues it."""
+    mode, turns = saved.resumed(thread, app_config().chains.mode, HISTORY_LIMIT)
+    cl.user_session.set("mode", mode)
+    cl.user_session.set("history", turns)
+    log.info("conversation resumed: %d turns, mode %s", len(turns), mode)
+    await _show_index_status()
+    await _send_settings(mode)
+
+
+async def _send_settings(mode: str) -> None:
     widgets: list[InputWidget] = [
         Select(
             id="mode",
@@ -261,6 +290,7 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
     if result is not None and not result.refused:
         history.append((question, result.answer))
         cl.user_session.set("history", history[-HISTORY_LIMIT:])
+    await saved.after_answer(mode)
 
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,
@@ -301,6 +331,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
         for s in sources
     ]
     msg.elements = elements
+    msg.metadata = {saved.ANSWER_KEY: saved.answer_record(question, result, mode, app_config())}
     if msg.streaming:
         await msg.update()
     else:
