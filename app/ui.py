@@ -20,6 +20,7 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
 
 import chainlit as cl  # noqa: E402
 from chainlit.input_widget import InputWidget, Select  # noqa: E402
+from chainlit.utils import utc_now  # noqa: E402
 
 from app import auth, dense_build  # noqa: E402
 from app import history as saved  # noqa: E402
@@ -295,7 +296,8 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,
                          history: list[tuple[str, str]]) -> AnswerResult | None:
-    msg = cl.Message(content="")
+    # dated when it starts: a streamed message is stored by update(), which does not date it
+    msg = cl.Message(content="", created_at=utc_now())
     prepared: PreparedEvent | None = None
     result: AnswerResult | None = None
     try:
@@ -304,6 +306,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
                 if isinstance(event, PreparedEvent):
                     prepared = event
                     await _send_search_step(question, event, _retrieval_line(assistant))
+                    msg.created_at = utc_now()  # stored after its search step
                 elif isinstance(event, TokenEvent):
                     await msg.stream_token(escape_answer(event.text))
                 elif isinstance(event, DoneEvent):

@@ -90,6 +90,9 @@ def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None 
     if cfg.llm.model_path:
         data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
     data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
+    # the chat's history (database, sign-in secret, users) beside this file, never the repo's
+    data["history"]["folder"] = str(path.parent / "history")
+    data["ui"]["users_file"] = str(path.parent / "history" / "users.json")
     for section, values in (overrides or {}).items():
         data.setdefault(section, {}).update(values)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
