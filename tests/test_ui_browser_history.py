@@ -56,6 +56,16 @@ def _thread_id(chat: ChatPage) -> str:
     return found.group(1)
 
 
+def _open_sidebar(chat: ChatPage) -> None:
+    """Click the sidebar button that is on screen (the closed sidebar holds a second one)."""
+    for button in chat.page.locator("#sidebar-trigger-button").all():
+        box = button.bounding_box()
+        if box and box["x"] >= 0:
+            button.click()
+            return
+    raise AssertionError("no sidebar button on screen")
+
+
 def _stored_answers(db: Path, thread_id: str) -> int:
     with sqlite3.connect(db) as con:
         rows = con.execute("""SELECT "metadata" FROM steps WHERE "threadId" = ? AND
@@ -97,7 +107,7 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         chat.page.goto(server.url)
         chat.page.wait_for_selector("#chat-input")
         assert chat.user_messages() == []
-        chat.page.click("#sidebar-trigger-button")
+        _open_sidebar(chat)
         entry = chat.page.locator(f"#thread-{thread_id}")
         entry.wait_for(timeout=30_000)
         assert FIRST[:20] in entry.inner_text()
@@ -105,6 +115,11 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         chat.page.wait_for_url(f"**/thread/{thread_id}")
         chat.answers().nth(1).wait_for(timeout=60_000)
         assert chat.user_messages() == [FIRST, SECOND]
+        # each search step was stored with its text (not its empty first version)
+        with sqlite3.connect(db) as con:
+            steps = con.execute("""SELECT "output" FROM steps WHERE "threadId" = ? AND
+                                   "name" = 'Search'""", (thread_id,)).fetchall()
+        assert len(steps) == 2 and all("Sources found" in (o or "") for (o,) in steps), steps
         # its sources' side panels came back with it
         panel = chat.open_source_panel(chat.answers().nth(0), 1)
         assert "PubMed" in panel.inner_text()

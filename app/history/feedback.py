@@ -20,11 +20,13 @@ from settings.config import Config
 from settings.errors import UserFacingError
 
 QUERY = """
+-- the chat rates the run that answered (the answer is its child), or a message itself
 SELECT f."id" AS feedback_id, f."value" AS value, f."comment" AS comment,
        s."metadata" AS metadata, s."createdAt" AS created_at, s."threadId" AS thread_id,
        t."userIdentifier" AS user_identifier
 FROM feedbacks f
-JOIN steps s ON s."id" = f."forId"
+JOIN steps s ON (s."id" = f."forId" OR s."parentId" = f."forId")
+     AND s."type" = 'assistant_message'
 LEFT JOIN threads t ON t."id" = s."threadId"
 ORDER BY s."createdAt" ASC, f."id" ASC
 """

@@ -21,12 +21,13 @@ import json
 import logging
 import sqlite3
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient
+from chainlit.data.utils import queue_until_user_message
+from chainlit.step import StepDict
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -114,6 +115,7 @@ class HistoryStore(SQLAlchemyDataLayer):
         self._skip_until = 0.0
         self._ready = False
         self._ready_lock = asyncio.Lock()
+        self._step_lock = asyncio.Lock()
 
     @classmethod
     def from_config(cls, cfg: Config) -> HistoryStore:
@@ -208,6 +210,25 @@ class HistoryStore(SQLAlchemyDataLayer):
             self._recovered()
         return out
 
+    # Chainlit stores a step's creation and its update in two background tasks; run on their
+    # own they can commit in either order, and a step's empty first version then overwrites its
+    # final one (a search step stored without its text). One lock, taken in the order the tasks
+    # were made (asyncio locks are fair), keeps them in order.
+    @queue_until_user_message()
+    async def create_step(self, step_dict: StepDict) -> None:
+        async with self._step_lock:
+            await _BASE_CREATE_STEP(self, step_dict)
+
+    @queue_until_user_message()
+    async def update_step(self, step_dict: StepDict) -> None:
+        async with self._step_lock:
+            await _BASE_CREATE_STEP(self, step_dict)
+
+    @queue_until_user_message()
+    async def delete_step(self, step_id: str) -> None:
+        async with self._step_lock:
+            await _BASE_DELETE_STEP(self, step_id)
+
     async def update_thread(self, thread_id: str, name: str | None = None,
                             user_id: str | None = None, metadata: dict | None = None,
                             tags: list[str] | None = None) -> None:
@@ -228,5 +249,6 @@ class HistoryStore(SQLAlchemyDataLayer):
         await super().close()
 
 
-def new_id() -> str:
-    return str(uuid.uuid4())
+# the undecorated methods (Chainlit wraps them in queue_until_user_message)
+_BASE_CREATE_STEP = SQLAlchemyDataLayer.create_step.__wrapped__  # type: ignore[attr-defined]
+_BASE_DELETE_STEP = SQLAlchemyDataLayer.delete_step.__wrapped__  # type: ignore[attr-defined]
