@@ -268,6 +268,10 @@ def test_feedback_export_writes_eval_lines(tmp_path: Path) -> None:
                  "--out", str(out)]) == 0
     since = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert [x["question"] for x in since] == ["q down"]
+    assert main(["--config", str(cfg_file), "feedback", "export", "--rating", "up",
+                 "--out", str(out)]) == 0
+    ups = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x["question"] for x in ups] == ["q up"]
 
 
 def test_feedback_export_without_history_says_so(tmp_path: Path,

@@ -35,6 +35,8 @@ ORDER BY s."createdAt" ASC, f."id" ASC
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--since", type=dt.date.fromisoformat, default=None, metavar="DATE",
                         help="only answers given on or after this day (YYYY-MM-DD, UTC)")
+    parser.add_argument("--rating", choices=("all", "up", "down"), default="all",
+                        help="only answers rated up (a question set with gold PMIDs), or down")
     parser.add_argument("--out", type=Path, default=None, metavar="F.jsonl",
                         help="write here (default: standard output)")
 
@@ -93,6 +95,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
                               "cfg.yaml): nothing has been rated yet")
     try:
         lines = asyncio.run(rated_answers(url, args.since))
+        if getattr(args, "rating", "all") != "all":
+            lines = [x for x in lines if x["rating"] == args.rating]
     except Exception as err:
         raise UserFacingError(f"cannot read the chat history at {shown_url(url)}: "
                               f"{str(err).splitlines()[0]}") from None
