@@ -56,16 +56,6 @@ def _thread_id(chat: ChatPage) -> str:
     return found.group(1)
 
 
-def _open_sidebar(chat: ChatPage) -> None:
-    """Click the sidebar button that is on screen (the closed sidebar holds a second one)."""
-    for button in chat.page.locator("#sidebar-trigger-button").all():
-        box = button.bounding_box()
-        if box and box["x"] >= 0:
-            button.click()
-            return
-    raise AssertionError("no sidebar button on screen")
-
-
 def _stored_answers(db: Path, thread_id: str) -> int:
     with sqlite3.connect(db) as con:
         rows = con.execute("""SELECT "metadata" FROM steps WHERE "threadId" = ? AND
@@ -107,7 +97,7 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         chat.page.goto(server.url)
         chat.page.wait_for_selector("#chat-input")
         assert chat.user_messages() == []
-        _open_sidebar(chat)
+        chat.click_on_screen("#sidebar-trigger-button")
         entry = chat.page.locator(f"#thread-{thread_id}")
         entry.wait_for(timeout=30_000)
         assert FIRST[:20] in entry.inner_text()

@@ -250,5 +250,5 @@ class HistoryStore(SQLAlchemyDataLayer):
 
 
 # the undecorated methods (Chainlit wraps them in queue_until_user_message)
-_BASE_CREATE_STEP = SQLAlchemyDataLayer.create_step.__wrapped__  # type: ignore[attr-defined]
-_BASE_DELETE_STEP = SQLAlchemyDataLayer.delete_step.__wrapped__  # type: ignore[attr-defined]
+_BASE_CREATE_STEP = SQLAlchemyDataLayer.create_step.__wrapped__
+_BASE_DELETE_STEP = SQLAlchemyDataLayer.delete_step.__wrapped__
