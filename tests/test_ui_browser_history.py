@@ -113,7 +113,6 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         # its sources' side panels came back with it
         panel = chat.open_source_panel(chat.answers().nth(0), 1)
         assert "PubMed" in panel.inner_text()
-        server.wait_for_log(r"conversation resumed: 2 turns, mode conversational")
 
         third = chat.ask(THIRD)
         text = third.inner_text()
@@ -122,6 +121,7 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         searched = re.search(r"Rewritten question:\s*(.+)", step)
         assert searched, step  # rebuilt from the stored turns: the follow-up kept its topic
         assert searched.group(1).startswith(SECOND), step  # the last stored question + this one
+        server.wait_for_log(r"conversation resumed: 2 turns, mode conversational")
         _wait_stored(server, db, thread_id, 3)
 
         # rate the answer, with a comment

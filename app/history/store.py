@@ -122,8 +122,11 @@ class HistoryStore(SQLAlchemyDataLayer):
         if cfg.history.url:
             return cls(database_url(cfg))
         path = sqlite_path(cfg)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        check_sqlite_file(path)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            check_sqlite_file(path)
+        except OSError as err:  # reported when the file is first used; the chat goes on
+            log.error("history: cannot prepare %s: %s", path, err)
         return cls(database_url(cfg), sqlite_file=path)
 
     # ---- setup and faults -------------------------------------------------------------------
