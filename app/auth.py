@@ -49,17 +49,22 @@ def ensure_secret(cfg: Config, environ: Any = None) -> str:
     if env.get(SECRET_ENV):
         return str(env[SECRET_ENV])
     path = secret_path(cfg)
-    if not path.is_file():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass  # another process made it first
-        else:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(secrets.token_urlsafe(48))
-            log.info("auth: generated the session secret in %s", path)
-    secret = path.read_text(encoding="utf-8").strip()
+    try:
+        if not path.is_file():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            except FileExistsError:
+                pass  # another process made it first
+            else:
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(secrets.token_urlsafe(48))
+                log.info("auth: generated the session secret in %s", path)
+        secret = path.read_text(encoding="utf-8").strip()
+    except OSError as err:  # the chat still starts; sign-ins last until the server stops
+        log.error("auth: cannot keep the session secret in %s (%s); using one for this run "
+                  "only", path, err)
+        secret = secrets.token_urlsafe(48)
     if not secret:
         raise UserFacingError(f"{path} is empty: delete it and start again (a new one is made)")
     env[SECRET_ENV] = secret
