@@ -155,6 +155,8 @@ def install(cfg: Config) -> None:
 
     import chainlit as cl
 
+    if cfg.ui.auth == "none" and not cfg.history.enabled:
+        return  # nothing to sign in for: no history to list
     ensure_secret(cfg)
     if cfg.ui.auth == "password":
         path = users_path(cfg)

@@ -61,6 +61,15 @@ async def test_the_tables_hold_every_key_chainlit_stores() -> None:
         cols["threads"]
 
 
+def test_postgresql_gets_jsonb_and_text_arrays() -> None:
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateTable
+
+    steps = schema.tables("postgresql").tables["steps"]
+    ddl = str(CreateTable(steps).compile(dialect=postgresql.dialect()))
+    assert "metadata JSONB" in ddl and "tags TEXT[]" in ddl and '"autoCollapse" BOOLEAN' in ddl
+
+
 # ---- a round trip through Chainlit's data layer -------------------------------------------------
 async def test_a_thread_round_trips_through_chainlits_data_layer(tmp_path: Path) -> None:
     init_http_context()
