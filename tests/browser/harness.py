@@ -281,10 +281,10 @@ class ChatPage:
 
     def wait_answer(self, before: int, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
         self.answers().nth(before).wait_for(timeout=timeout_ms)
-        if self.keeps_history():
+        if self.keeps_history() and not THREAD_PATH.search(urlsplit(self.page.url).path):
             # the first message moves the page to the conversation's URL once it is stored,
             # which draws the chat again: an answer can be finished before that
-            self.page.wait_for_url(THREAD_PATH, timeout=60_000)
+            self.page.wait_for_url(THREAD_PATH, timeout=60_000, wait_until="commit")
         return self.answers().nth(before)
 
     def keeps_history(self) -> bool:
