@@ -112,6 +112,34 @@ async def test_a_thread_round_trips_through_chainlits_data_layer(tmp_path: Path)
     await layer.close()
 
 
+async def test_a_steps_versions_are_stored_in_the_order_they_were_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chainlit stores a step's creation and its update in two background tasks; when the first
+    is slower (here: its thread lookup waits), its empty version must not land last."""
+    init_http_context()
+    layer = _store(tmp_path / "history.db")
+    await layer.update_thread("t1", name="x")
+    original = HistoryStore.update_thread
+    calls = 0
+
+    async def first_one_slow(self: HistoryStore, thread_id: str, **kw: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(0.3)
+        await original(self, thread_id, **kw)
+
+    monkeypatch.setattr(HistoryStore, "update_thread", first_one_slow)
+    made = asyncio.create_task(layer.create_step(
+        _step("t1", "s", "tool", "2026-01-01T00:00:00Z", output="")))
+    updated = asyncio.create_task(layer.update_step(
+        _step("t1", "s", "tool", "2026-01-01T00:00:00Z", output="Sources found: 3")))
+    await asyncio.gather(made, updated)
+    thread = await layer.get_thread("t1")
+    assert thread is not None and thread["steps"][0]["output"] == "Sources found: 3"
+    await layer.close()
+
+
 # ---- reopened conversations ---------------------------------------------------------------------
 def test_the_history_is_rebuilt_from_the_stored_answers() -> None:
     thread = {"metadata": {"mode": "multi-query"}, "steps": [
