@@ -77,6 +77,21 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
         },
     ),
     "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),
+    "feedback": (
+        "the ratings given in the chat",
+        {
+            "export": (
+                "every rated answer as an eval-file line (question, gold_pmids from up-rated "
+                "answers' sources)",
+                "app.history.feedback",
+            ),
+        },
+    ),
+    "users": (
+        "who may sign in when ui.auth is password",
+        {"add": ("add a user, or set a new password (asked for, or read from stdin)",
+                 "app.auth")},
+    ),
 }
 
 

@@ -10,6 +10,7 @@ from settings.config import (
     ConfigError,
     CorpusConfig,
     FetchConfig,
+    HistoryConfig,
     IndexConfig,
     LLMConfig,
     MilvusConfig,
@@ -23,6 +24,7 @@ from settings.config import (
 
 __all__ = [
     "DEFAULT_CONFIG_PATH", "REPO_ROOT", "BM25Config", "ChainsConfig", "Config", "ConfigError",
-    "CorpusConfig", "FetchConfig", "IndexConfig", "LLMConfig", "MilvusConfig", "PromptsConfig",
-    "RetrievalConfig", "UIConfig", "config_from_dict", "cpu_has_native_bf16", "load_config",
+    "CorpusConfig", "FetchConfig", "HistoryConfig", "IndexConfig", "LLMConfig", "MilvusConfig",
+    "PromptsConfig", "RetrievalConfig", "UIConfig", "config_from_dict", "cpu_has_native_bf16",
+    "load_config",
 ]  # fmt: skip

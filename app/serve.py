@@ -89,6 +89,10 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     if dense_build.start_if_pending(cfg, getattr(args, "config", None)) is not None:
         print("semantic index: building in the background (the chat uses keyword search until "
               f"it is ready; log: {dense_build.log_path(cfg)})", flush=True)
+    if cfg.ui.auth == "none" and host not in ("127.0.0.1", "localhost", "::1"):
+        print(f"warning: serving on {host} with ui.auth: none: anyone who reaches this port is "
+              "the local user and sees every conversation; set ui.auth: password in cfg.yaml "
+              "(README \"Chat history\")", file=sys.stderr, flush=True)
     chainlit_config.run.headless = True
     chainlit_config.run.watch = False
     print(f"PubMed assistant: serving the chat at {browser_url(host, port)} (Ctrl+C stops it)",

@@ -19,8 +19,10 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
     sys.path.insert(0, str(_REPO_ROOT))
 
 import chainlit as cl  # noqa: E402
+from chainlit.utils import utc_now  # noqa: E402
 
-from app import dense_build  # noqa: E402
+from app import auth, dense_build  # noqa: E402
+from app import history as saved  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.mode_control import mode_for_message, show_mode_buttons  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
@@ -82,6 +84,18 @@ def backend() -> Backend:
     if BACKEND is None:
         BACKEND = Backend(_default_factory)
     return BACKEND
+
+
+def _served() -> bool:
+    """Chainlit is serving this file (``serve``, ``chainlit run``), not a test importing it."""
+    from chainlit.config import config as chainlit_config
+
+    return bool(chainlit_config.run.module_name)
+
+
+if _served():  # history (a database) and sign-in (ui.auth): docs/history.md
+    saved.install(app_config)
+    auth.install(app_config())
 
 
 @cl.on_app_startup
@@ -187,6 +201,18 @@ async def _chat_start() -> None:
     await show_mode_buttons(mode)  # the mode buttons beside the message box (app/mode_control)
 
 
+@cl.on_chat_resume
+async def _chat_resume(thread: Any) -> None:
+    """A conversation reopened from the sidebar: its mode and its conversational history come
+    from what was stored (not from the browser), so a follow-up continues it."""
+    mode, turns = saved.resumed(thread, app_config().chains.mode, HISTORY_LIMIT)
+    cl.user_session.set("mode", mode)
+    cl.user_session.set("history", turns)
+    log.info("conversation resumed: %d turns, mode %s", len(turns), mode)
+    await _show_index_status()
+    await show_mode_buttons(mode)  # highlights it: a reloaded page has none highlighted
+
+
 @cl.on_chat_end
 async def _chat_end() -> None:
     """A closed tab (or a dropped connection) cancels its answer or its place in the queue, so
@@ -255,11 +281,13 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
     if result is not None and not result.refused:
         history.append((question, result.answer))
         cl.user_session.set("history", history[-HISTORY_LIMIT:])
+    await saved.after_answer(mode)
 
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,
                          history: list[tuple[str, str]]) -> AnswerResult | None:
-    msg = cl.Message(content="")
+    # dated when it starts: a streamed message is stored by update(), which does not date it
+    msg = cl.Message(content="", created_at=utc_now())
     prepared: PreparedEvent | None = None
     result: AnswerResult | None = None
     try:
@@ -268,6 +296,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
                 if isinstance(event, PreparedEvent):
                     prepared = event
                     await _send_search_step(question, event, _retrieval_line(assistant))
+                    msg.created_at = utc_now()  # stored after its search step
                 elif isinstance(event, TokenEvent):
                     await msg.stream_token(escape_answer(event.text))
                 elif isinstance(event, DoneEvent):
@@ -298,6 +327,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
         elements += [cl.File(name=name, content=write(sources).encode(), mime=mime,
                              display="inline") for write, name, mime in EXPORTS.values()]
     msg.elements = elements
+    msg.metadata = {saved.ANSWER_KEY: saved.answer_record(question, result, mode, app_config())}
     if msg.streaming:
         await msg.update()
     else:

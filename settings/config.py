@@ -232,6 +232,44 @@ class ChainsConfig(_Section):
 class UIConfig(_Section):
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
+    # none: one local user and no login page (a laptop); password: a login page, users (argon2
+    # hashes) from users_file, made by ``python -m app users add NAME``
+    auth: Literal["none", "password"] = "none"
+    users_file: str = "data/history/users.json"
+
+
+class HistoryConfig(_Section):
+    """Chat history (Chainlit's SQLAlchemy data layer): conversations, answers, sources,
+    feedback. SQLite under ``folder`` by default; ``url`` points at another database."""
+
+    enabled: bool = True
+    folder: str = Field(
+        "data/history",
+        description="history.db (SQLite), the auth secret; back this folder up to keep history",
+    )
+    url: str | None = Field(
+        None,
+        description="a SQLAlchemy async URL instead of the SQLite file, e.g. "
+        "postgresql+asyncpg://assistant@db.example.org/assistant; never with a password in it",
+    )
+    password_env: str = Field(
+        "PUBMED_ASSISTANT_DB_PASSWORD", pattern=r"^[A-Za-z_][A-Za-z0-9_]*$",
+        description="the environment variable holding the database password (for url)",
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _no_password_in_url(cls, url: str | None) -> str | None:
+        if url is None:
+            return None
+        if "://" not in url:
+            raise ValueError("history.url must be a SQLAlchemy URL such as "
+                             "postgresql+asyncpg://user@host/dbname")
+        netloc = url.split("://", 1)[1].split("/", 1)[0]
+        if "@" in netloc and ":" in netloc.rsplit("@", 1)[0]:
+            raise ValueError("history.url must not contain a password: put it in the "
+                             "environment variable named by history.password_env")
+        return url
 
 
 class Config(_Section):
@@ -244,6 +282,7 @@ class Config(_Section):
     # answer.style (extractive | generative | auto) and the support check's thresholds
     answer: GroundingSettings = Field(default_factory=GroundingSettings)
     ui: UIConfig = Field(default_factory=UIConfig)
+    history: HistoryConfig = Field(default_factory=HistoryConfig)
 
     root: Path = Field(
         REPO_ROOT, exclude=True, description="paths in the file resolve against this"

@@ -143,7 +143,7 @@ def test_follow_ups_use_the_history_and_a_new_chat_starts_clean(chat: ChatPage) 
     chat.ask("And in adults?")
     assert "Rewritten question: And in adults? (rewritten)" in chat.last_search_step()
 
-    chat.page.click("#new-chat-button")
+    chat.click_on_screen("#new-chat-button")
     chat.page.get_by_role("button", name="Confirm").click()
     chat.page.locator("#starters").wait_for()
     chat.set_mode("Conversational (follow-up questions)")

@@ -9,8 +9,18 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from app import ui  # registers the Chainlit handlers
-from tests.browser.fakes import FakeAssistant
+if not os.environ.get("PUBMED_ASSISTANT_CFG"):  # the chat's history in a temporary folder
+    import tempfile
+
+    from app.config import load_config
+    from tests.browser.harness import write_test_config
+
+    _folder = Path(tempfile.mkdtemp(prefix="fake_app_"))
+    os.environ["PUBMED_ASSISTANT_CFG"] = str(write_test_config(load_config(),
+                                                               _folder / "cfg.yaml"))
+
+from app import ui  # registers the Chainlit handlers  # noqa: E402
+from tests.browser.fakes import FakeAssistant  # noqa: E402
 
 _DELAY = float(os.environ.get("FAKE_TOKEN_DELAY", "0.05"))
 ui.BACKEND = ui.Backend(lambda: FakeAssistant(token_delay=_DELAY))

@@ -42,6 +42,7 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
 # what the browser may not fetch (matched by Chromium itself, so local traffic is not slowed)
 NOT_LOCAL_URL = re.compile(
     r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost)(?::\d+)?(?:[/?#]|$)|(?:data|blob|about):)")
+THREAD_PATH = re.compile(r"/thread/[0-9a-f-]{36}$")  # a stored conversation's page
 PUBMED_HREF = re.compile(r"^https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/$")
 
 # Records every version of the newest message's text, to see an answer grow token by token.
@@ -90,6 +91,9 @@ def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None 
     if cfg.llm.model_path:
         data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
     data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
+    # the chat's history (database, sign-in secret, users) beside this file, never the repo's
+    data["history"]["folder"] = str(path.parent / "history")
+    data["ui"]["users_file"] = str(path.parent / "history" / "users.json")
     for section, values in (overrides or {}).items():
         data.setdefault(section, {}).update(values)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
@@ -209,6 +213,7 @@ class ChatPage:
         self.context.add_init_script(_RECORD_PARTIALS)
         self.dialogs: list[str] = []
         self.requests: list[str] = []
+        self._keeps_history: bool | None = None
         self.context.on("request", lambda req: self.requests.append(req.url))
         self.context.route(NOT_LOCAL_URL, lambda route: route.abort())
         self.page = self.context.new_page()
@@ -243,19 +248,51 @@ class ChatPage:
 
     def send(self, question: str) -> int:
         """Type and send a question; returns how many answers were finished before it."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
         before = self.answers().count()
         self.page.evaluate("window.__partials = []")
-        self.page.fill("#chat-input", question)
         submit = self.page.locator("#chat-submit")
-        submit.wait_for()
-        self.page.wait_for_function(
-            "() => { const b = document.querySelector('#chat-submit'); return b && !b.disabled; }")
-        submit.click()
+        for attempt in range(3):
+            # with history on, the first message moves the page to the conversation's URL and
+            # the composer is drawn again, empty: typed before that, the text is gone; type again
+            self.page.fill("#chat-input", question)
+            submit.wait_for()
+            try:
+                self.page.wait_for_function(
+                    "() => { const b = document.querySelector('#chat-submit');"
+                    " return b && !b.disabled; }", timeout=10_000)
+                submit.click(timeout=10_000)
+                return before
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
         return before
+
+    def click_on_screen(self, selector: str) -> None:
+        """Click the element matching ``selector`` that is on screen (the closed threads sidebar
+        holds a second "New chat" and sidebar button, off screen)."""
+        for element in self.page.locator(selector).all():
+            box = element.bounding_box()
+            if box and box["x"] >= 0 and box["y"] >= 0:
+                element.click()
+                return
+        raise AssertionError(f"no {selector} on screen")
 
     def wait_answer(self, before: int, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
         self.answers().nth(before).wait_for(timeout=timeout_ms)
+        if self.keeps_history() and not THREAD_PATH.search(urlsplit(self.page.url).path):
+            # the first message moves the page to the conversation's URL once it is stored,
+            # which draws the chat again: an answer can be finished before that
+            self.page.wait_for_url(THREAD_PATH, timeout=60_000, wait_until="commit")
         return self.answers().nth(before)
+
+    def keeps_history(self) -> bool:
+        """Whether the server stores conversations (Chainlit's ``dataPersistence``)."""
+        if self._keeps_history is None:
+            got = self.page.request.get(self.base_url + "/project/settings?language=en-US")
+            self._keeps_history = got.ok and bool(got.json().get("dataPersistence"))
+        return self._keeps_history
 
     def ask(self, question: str, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
         return self.wait_answer(self.send(question), timeout_ms)

@@ -1,0 +1,74 @@
+"""Chat history: Chainlit's SQLAlchemy data layer on SQLite (or any SQLAlchemy URL), resumed
+conversations, the answer records feedback is exported with (docs/history.md).
+
+app/ui.py calls :func:`install` once at import; the database is opened on first use.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from app.history.store import HistoryStore
+from app.history.turns import (
+    ANSWER_KEY,
+    MODE_KEY,
+    answer_record,
+    rebuild_history,
+    stored_mode,
+)
+from settings.config import Config
+
+log = logging.getLogger("app.history")
+
+UNAVAILABLE_TEXT = ("History is unavailable right now, so this conversation is not being saved "
+                    "(answers are not affected).")
+_NOTICE_KEY = "history_notice_shown"
+
+
+def install(get_config: Callable[[], Config]) -> None:
+    """Register the data layer with Chainlit (made when Chainlit first asks for it)."""
+    import chainlit as cl
+
+    @cl.data_layer
+    def _layer() -> Any:  # Chainlit calls it once; None means no history
+        cfg = get_config()
+        if not cfg.history.enabled:
+            return None
+        return HistoryStore.from_config(cfg)
+
+
+def current_store() -> HistoryStore | None:
+    from chainlit.data import get_data_layer
+
+    layer = get_data_layer()
+    return layer if isinstance(layer, HistoryStore) else None
+
+
+def resumed(thread: dict[str, Any], default_mode: str, limit: int) -> tuple[str, list]:
+    """(mode, conversational history) of a reopened conversation, from what is stored."""
+    return stored_mode(thread, default_mode), rebuild_history(thread, limit)
+
+
+async def after_answer(mode: str) -> None:
+    """Keep the conversation's mode with it (so a reopened conversation, even after a server
+    restart, continues in it), and tell the user once when history is not being saved."""
+    import chainlit as cl
+
+    store = current_store()
+    if store is None:
+        return
+    session = cl.context.session
+    thread_id = getattr(session, "thread_id", None)
+    if thread_id:
+        await store.update_thread(thread_id, metadata={MODE_KEY: mode})
+    if store.problem and not cl.user_session.get(_NOTICE_KEY):
+        cl.user_session.set(_NOTICE_KEY, True)
+        log.warning("told the user history is unavailable: %s", store.problem)
+        await cl.Message(content=UNAVAILABLE_TEXT).send()
+
+
+__all__ = ["ANSWER_KEY", "MODE_KEY", "UNAVAILABLE_TEXT", "HistoryStore", "after_answer",
+           "answer_record", "current_store", "install", "rebuild_history", "resumed",
+           "stored_mode"]

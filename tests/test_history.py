@@ -1,0 +1,337 @@
+"""Chat history on a real SQLite file (app/history): the schema against what the installed
+Chainlit writes, a round trip through Chainlit's own SQLAlchemyDataLayer, the upgrade of an older
+file, faults (locked, read-only, corrupt), the history rebuilt for a reopened conversation and
+the feedback export. No server: the browser tests (test_ui_browser_history*.py) do the rest."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+import pytest
+from chainlit.context import init_http_context
+from chainlit.element import Text
+from chainlit.message import Message
+from chainlit.step import Step
+from chainlit.types import Feedback, Pagination, ThreadFilter
+from chainlit.user import User
+
+from app.history import schema, store
+from app.history.db import database_url, sqlite_path
+from app.history.store import HistoryStore, check_sqlite_file
+from app.history.turns import ANSWER_KEY, rebuild_history, stored_mode
+
+
+def _store(path: Path) -> HistoryStore:
+    return HistoryStore(f"sqlite+aiosqlite:///{path}", sqlite_file=path)
+
+
+def _columns(path: Path, table: str) -> set[str]:
+    with sqlite3.connect(path) as con:
+        return {row[1] for row in con.execute(f'PRAGMA table_info("{table}")')}
+
+
+def _step(thread: str, sid: str, kind: str, created: str, **extra: Any) -> dict[str, Any]:
+    return {"id": sid, "threadId": thread, "name": "x", "type": kind, "streaming": False,
+            "createdAt": created, "output": extra.pop("output", ""), **extra}
+
+
+def _answer_meta(question: str, answer: str, mode: str = "conversational",
+                 refused: bool = False, pmids: tuple[str, ...] = ("111", "222")) -> dict:
+    return {ANSWER_KEY: {"question": question, "answer": answer, "mode": mode,
+                         "model": "SmolLM2-135M-Instruct (gpt4all)", "style": "extractive",
+                         "pmids": list(pmids), "refused": refused}}
+
+
+# ---- the schema is what Chainlit writes --------------------------------------------------------
+async def test_the_tables_hold_every_key_chainlit_stores() -> None:
+    md = schema.tables("sqlite")
+    cols = {t.name: {c.name for c in t.columns} for t in md.sorted_tables}
+    init_http_context()
+    step_keys = set(Step(name="s").to_dict()) | set(Message(content="m").to_dict())
+    element_keys = set(Text(name="e", content="c").to_dict())
+    assert step_keys <= cols["steps"], step_keys - cols["steps"]  # autoCollapse, modes, command...
+    assert element_keys <= cols["elements"], element_keys - cols["elements"]
+    assert {f.name for f in fields(Feedback)} <= cols["feedbacks"]
+    assert {"id", "createdAt", "name", "userId", "userIdentifier", "tags", "metadata"} <= \
+        cols["threads"]
+
+
+def test_postgresql_gets_jsonb_and_text_arrays() -> None:
+    from sqlalchemy.dialects import postgresql
+    from sqlalchemy.schema import CreateTable
+
+    steps = schema.tables("postgresql").tables["steps"]
+    ddl = str(CreateTable(steps).compile(dialect=postgresql.dialect()))
+    assert "metadata JSONB" in ddl and "tags TEXT[]" in ddl and '"autoCollapse" BOOLEAN' in ddl
+
+
+# ---- a round trip through Chainlit's data layer -------------------------------------------------
+async def test_a_thread_round_trips_through_chainlits_data_layer(tmp_path: Path) -> None:
+    init_http_context()
+    db = tmp_path / "history.db"
+    layer = _store(db)
+    user = await layer.create_user(User(identifier="local"))
+    assert user is not None
+    # thread tags and step tags are bound as Python lists by Chainlit
+    await layer.update_thread("t1", name="ADHD", user_id=user.id, tags=["a", "b"],
+                              metadata={"mode": "conversational", "history": [["q", "a"]]})
+    await layer.create_step(_step("t1", "s1", "user_message", "2026-01-01T00:00:00Z",
+                                  output="Is it?", tags=["x"], autoCollapse=True,
+                                  defaultOpen=False, showInput=False))
+    await layer.create_step(_step("t1", "s2", "assistant_message", "2026-01-01T00:00:01Z",
+                                  output="Yes [1]", metadata=_answer_meta("Is it?", "Yes")))
+    element = Text(name="[1]", content="**abstract** text", display="side", for_id="s2")
+    element.thread_id = "t1"
+    await layer.create_element(element)
+    assert layer.problem is None
+
+    thread = await layer.get_thread("t1")
+    assert thread is not None
+    assert thread["userIdentifier"] == "local" and thread["tags"] == ["a", "b"]
+    # the turns live in the steps; the chat session's copy of them is not stored again
+    assert thread["metadata"] == {"mode": "conversational"}
+    assert [s["id"] for s in thread["steps"]] == ["s1", "s2"]
+    assert thread["steps"][0]["tags"] == ["x"]
+    assert thread["steps"][1]["metadata"][ANSWER_KEY]["question"] == "Is it?"
+    # the side panel's text is kept with the thread (a data: URL, no other storage)
+    (stored,) = thread["elements"] or []
+    assert stored["url"].startswith("data:")
+    import base64
+
+    assert base64.b64decode(stored["url"].split(",", 1)[1]).decode() == "**abstract** text"
+
+    listed = await layer.list_threads(Pagination(first=10), ThreadFilter(userId=user.id))
+    assert [t["id"] for t in listed.data] == ["t1"]
+    assert await layer.get_thread_author("t1") == "local"
+    assert await layer.get_thread_author("no-such-thread") == ""  # a 404, not a crash
+    await layer.close()
+
+
+async def test_a_steps_versions_are_stored_in_the_order_they_were_made(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chainlit stores a step's creation and its update in two background tasks; when the first
+    is slower (here: its thread lookup waits), its empty version must not land last."""
+    init_http_context()
+    layer = _store(tmp_path / "history.db")
+    await layer.update_thread("t1", name="x")
+    original = HistoryStore.update_thread
+    calls = 0
+
+    async def first_one_slow(self: HistoryStore, thread_id: str, **kw: Any) -> None:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.sleep(0.3)
+        await original(self, thread_id, **kw)
+
+    monkeypatch.setattr(HistoryStore, "update_thread", first_one_slow)
+    made = asyncio.create_task(layer.create_step(
+        _step("t1", "s", "tool", "2026-01-01T00:00:00Z", output="")))
+    updated = asyncio.create_task(layer.update_step(
+        _step("t1", "s", "tool", "2026-01-01T00:00:00Z", output="Sources found: 3")))
+    await asyncio.gather(made, updated)
+    thread = await layer.get_thread("t1")
+    assert thread is not None and thread["steps"][0]["output"] == "Sources found: 3"
+    await layer.close()
+
+
+# ---- reopened conversations ---------------------------------------------------------------------
+def test_the_history_is_rebuilt_from_the_stored_answers() -> None:
+    thread = {"metadata": {"mode": "multi-query"}, "steps": [
+        {"type": "user_message", "output": "q1", "metadata": {}},
+        {"type": "assistant_message", "metadata": _answer_meta("q1", "a1")},
+        {"type": "assistant_message", "metadata": _answer_meta("off topic", "Sorry",
+                                                               refused=True)},
+        {"type": "assistant_message", "metadata": json.dumps(_answer_meta("q2", "a2"))},
+        {"type": "assistant_message", "metadata": {"other": 1}},
+    ]}
+    assert rebuild_history(thread, 20) == [("q1", "a1"), ("q2", "a2")]
+    assert rebuild_history(thread, 1) == [("q2", "a2")]
+    assert stored_mode(thread, "plain") == "multi-query"
+    # no mode in the thread (an older one): its last answer's
+    assert stored_mode({"metadata": {}, "steps": thread["steps"][:2]}, "plain") == \
+        "conversational"
+    assert stored_mode({"metadata": {"mode": "bogus"}, "steps": []}, "plain") == "plain"
+
+
+# ---- upgrades -----------------------------------------------------------------------------------
+OLD_SCHEMA = """
+CREATE TABLE users (id TEXT PRIMARY KEY, identifier TEXT NOT NULL UNIQUE, "createdAt" TEXT,
+                    metadata TEXT NOT NULL);
+CREATE TABLE threads (id TEXT PRIMARY KEY, "createdAt" TEXT, name TEXT, "userId" TEXT,
+                      "userIdentifier" TEXT, tags TEXT, metadata TEXT);
+CREATE TABLE steps (id TEXT PRIMARY KEY, name TEXT NOT NULL, type TEXT NOT NULL,
+                    "threadId" TEXT NOT NULL, "parentId" TEXT, streaming BOOLEAN NOT NULL,
+                    "waitForAnswer" BOOLEAN, "isError" BOOLEAN, metadata TEXT, tags TEXT,
+                    input TEXT, output TEXT, "createdAt" TEXT, start TEXT, "end" TEXT,
+                    generation TEXT, "showInput" TEXT, language TEXT);
+INSERT INTO users VALUES ('u1', 'local', '2025-01-01T00:00:00Z', '{}');
+INSERT INTO threads VALUES ('t-old', '2025-01-01T00:00:00Z', 'Old chat', 'u1', 'local', NULL,
+                            '{"mode": "plain"}');
+INSERT INTO steps (id, name, type, "threadId", streaming, output, "createdAt", metadata)
+       VALUES ('s-old', 'local', 'user_message', 't-old', 0, 'an old question',
+               '2025-01-01T00:00:00Z', '{}');
+"""
+
+
+async def test_an_older_file_is_upgraded_without_losing_its_threads(tmp_path: Path) -> None:
+    init_http_context()
+    db = tmp_path / "history.db"
+    with sqlite3.connect(db) as con:
+        con.executescript(OLD_SCHEMA)
+    assert "autoCollapse" not in _columns(db, "steps")
+    layer = _store(db)
+    # a step written by today's Chainlit carries the columns the old file lacks
+    await layer.create_step(_step("t-old", "s-new", "tool", "2025-01-01T00:00:01Z",
+                                  output="found", autoCollapse=False, defaultOpen=True))
+    assert layer.problem is None
+    assert {"autoCollapse", "defaultOpen", "command", "modes"} <= _columns(db, "steps")
+    assert {"elements", "feedbacks"} <= {
+        r[0] for r in sqlite3.connect(db).execute("SELECT name FROM sqlite_master")}
+    thread = await layer.get_thread("t-old")
+    assert thread is not None and thread["name"] == "Old chat"
+    assert [s["output"] for s in thread["steps"]] == ["an old question", "found"]
+    await layer.close()
+
+
+# ---- faults -------------------------------------------------------------------------------------
+def test_a_corrupt_file_is_set_aside_and_a_new_one_started(tmp_path: Path) -> None:
+    db = tmp_path / "history.db"
+    db.write_bytes(b"this is not a database, it was overwritten" * 200)
+    moved = check_sqlite_file(db)
+    assert moved is not None and not db.exists()
+    assert Path(moved).read_bytes().startswith(b"this is not a database")  # kept, not deleted
+
+    async def works() -> Any:
+        init_http_context()
+        layer = _store(db)
+        await layer.update_thread("t1", name="new")
+        thread = await layer.get_thread("t1")
+        await layer.close()
+        return layer.problem, thread
+
+    problem, thread = asyncio.run(works())
+    assert problem is None and thread is not None and thread["name"] == "new"
+    assert check_sqlite_file(db) is None  # a good file stays where it is
+
+
+async def test_a_read_only_file_fails_writes_quietly_and_says_why(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    init_http_context()
+    db = tmp_path / "history.db"
+    layer = _store(db)
+    await layer.update_thread("t1", name="kept")
+    await layer.close()
+    # opened read-only (what a file without write permission gives; root ignores chmod)
+    layer = HistoryStore(f"sqlite+aiosqlite:///file:{db}?mode=ro&uri=true", sqlite_file=db)
+    caplog.set_level("ERROR", logger="app.history")
+    await layer.update_thread("t2", name="lost")
+    assert layer.problem is not None and "readonly" in layer.problem.replace("-", "")
+    assert "history unavailable" in caplog.text
+    # further writes are skipped at once for a while (no wait on every step), reads still work
+    assert await layer.execute_sql('UPDATE threads SET name = :n', {"n": "x"}) is None
+    thread = await layer.get_thread("t1")
+    assert thread is not None and thread["name"] == "kept"
+    await layer.close()
+
+
+async def test_a_locked_file_is_reported_and_the_next_write_recovers(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    init_http_context()
+    monkeypatch.setattr(store, "RETRY_AFTER_S", 0.0)
+    monkeypatch.setattr("app.history.db.SQLITE_BUSY_TIMEOUT_S", 0.2)
+    db = tmp_path / "history.db"
+    layer = _store(db)
+    await layer.update_thread("t1", name="first")
+    holder = sqlite3.connect(db, isolation_level=None)
+    holder.execute("BEGIN EXCLUSIVE")  # another program holds the file
+    try:
+        await layer.update_thread("t2", name="while locked")
+        assert layer.problem is not None and "locked" in layer.problem
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    await layer.update_thread("t3", name="after")
+    assert layer.problem is None
+    assert (await layer.get_thread("t3")) is not None
+    assert (await layer.get_thread("t1")) is not None
+    await layer.close()
+
+
+# ---- feedback export ----------------------------------------------------------------------------
+async def _rated_file(db: Path) -> None:
+    init_http_context()
+    layer = _store(db)
+    await layer.update_thread("t1", name="c")
+    await layer.create_step(_step("t1", "run1", "run", "2026-03-01T10:00:00Z"))
+    await layer.create_step(_step("t1", "a1", "assistant_message", "2026-03-01T10:00:01Z",
+                                  parentId="run1", metadata=_answer_meta("q up", "a")))
+    await layer.create_step(_step("t1", "run2", "run", "2026-03-05T10:00:00Z"))
+    await layer.create_step(_step("t1", "a2", "assistant_message", "2026-03-05T10:00:01Z",
+                                  parentId="run2",
+                                  metadata=_answer_meta("q down", "b", pmids=("9",))))
+    await layer.create_step(_step("t1", "a3", "assistant_message", "2026-03-06T10:00:01Z",
+                                  metadata=_answer_meta("not rated", "c")))
+    # the chat rates the run that answered; a message may also be rated itself
+    await layer.upsert_feedback(Feedback(forId="run1", value=1, threadId="t1", comment="great"))
+    await layer.upsert_feedback(Feedback(forId="a2", value=0, threadId="t1"))
+    await layer.close()
+
+
+def test_feedback_export_writes_eval_lines(tmp_path: Path) -> None:
+    from app.cli import main
+
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(f"history:\n  folder: {tmp_path / 'hist'}\n", encoding="utf-8")
+    db = tmp_path / "hist" / "history.db"
+    db.parent.mkdir()
+    asyncio.run(_rated_file(db))
+
+    out = tmp_path / "f.jsonl"
+    assert main(["--config", str(cfg_file), "feedback", "export", "--out", str(out)]) == 0
+    lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [(x["question"], x["rating"], x["gold_pmids"]) for x in lines] == [
+        ("q up", "up", ["111", "222"]), ("q down", "down", [])]
+    assert lines[0]["comment"] == "great" and lines[1]["source_pmids"] == ["9"]
+    assert {"qid", "question", "gold_pmids"} <= set(lines[0])  # the eval files' shape
+    assert lines[0]["mode"] == "conversational" and lines[0]["style"] == "extractive"
+
+    assert main(["--config", str(cfg_file), "feedback", "export", "--since", "2026-03-02",
+                 "--out", str(out)]) == 0
+    since = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x["question"] for x in since] == ["q down"]
+    assert main(["--config", str(cfg_file), "feedback", "export", "--rating", "up",
+                 "--out", str(out)]) == 0
+    ups = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert [x["question"] for x in ups] == ["q up"]
+
+
+def test_feedback_export_without_history_says_so(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    from app.cli import main
+
+    cfg_file = tmp_path / "cfg.yaml"
+    cfg_file.write_text(f"history:\n  folder: {tmp_path / 'none'}\n", encoding="utf-8")
+    assert main(["--config", str(cfg_file), "feedback", "export"]) == 1
+    assert "no chat history" in capsys.readouterr().err
+
+
+# ---- configuration ------------------------------------------------------------------------------
+def test_a_database_url_takes_its_password_from_the_environment(tmp_path: Path) -> None:
+    from app.config import ConfigError, load_config
+
+    cfg = load_config(overrides={"history": {
+        "url": "postgresql+asyncpg://assistant@db.example.org/chat", "password_env": "PW"}})
+    assert database_url(cfg, {"PW": "s3cr:t"}) == \
+        "postgresql+asyncpg://assistant:s3cr%3At@db.example.org/chat"
+    assert database_url(cfg, {}) == "postgresql+asyncpg://assistant@db.example.org/chat"
+    with pytest.raises(ConfigError, match="must not contain a password"):
+        load_config(overrides={"history": {"url": "postgresql+asyncpg://a:pw@h/db"}})
+    default = load_config()
+    assert database_url(default) == f"sqlite+aiosqlite:///{sqlite_path(default)}"
+    assert sqlite_path(default).is_relative_to(default.root / "data")

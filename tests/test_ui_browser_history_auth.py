@@ -1,0 +1,173 @@
+"""Sign-in when shared, and history faults, against the real server (app/ui.py with the scripted
+assistant of tests/browser/fake_app.py: no model needed) and a real SQLite file.
+
+- ``ui.auth: password``: users made by ``python -m app users add``; a wrong password is refused;
+  user A cannot open user B's conversation by its id, neither through the page (its socket asks
+  to resume the thread) nor through Chainlit's HTTP API, and does not see it listed.
+- A history database that cannot be opened: the chat still answers and says so once, the log
+  says why; the next start (the file fixed) stores conversations again.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from app.config import load_config
+from app.history import UNAVAILABLE_TEXT
+from tests.browser.harness import (
+    REPO_ROOT,
+    ChatPage,
+    Server,
+    require_chromium,
+    running_server,
+    write_test_config,
+)
+
+pytestmark = pytest.mark.browser
+
+FAKE_APP = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port",
+            "{port}"]
+PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22"}
+
+
+def _fake_server(cfg: Path, log: Path) -> Any:
+    return running_server(FAKE_APP, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
+                                              "PUBMED_ASSISTANT_CFG": str(cfg),
+                                              "FAKE_TOKEN_DELAY": "0.01"})
+
+
+def add_user(cfg: Path, name: str, password: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "app", "--config", str(cfg), "users", "add",
+                           name, "--password-stdin"], input=password + "\n", cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=120)
+
+
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    folder = tmp_path_factory.mktemp("ui_auth")
+    cfg = write_test_config(load_config(), folder / "cfg.yaml", {"ui": {"auth": "password"}})
+    for name, password in PASSWORDS.items():
+        done = add_user(cfg, name, password)
+        assert done.returncode == 0 and f"added {name}" in done.stdout, done.stderr
+    with _fake_server(cfg, folder / "server.log") as server:
+        yield server
+
+
+def sign_in(browser: Any, server: Server, name: str, password: str) -> ChatPage:
+    chat = ChatPage(browser, server.url)
+    chat.page.goto(server.url)
+    chat.page.fill("#email", name)
+    chat.page.fill("#password", password)
+    chat.page.keyboard.press("Enter")
+    chat.page.wait_for_selector("#chat-input", timeout=60_000)
+    chat.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+    return chat
+
+
+def test_a_user_cannot_open_another_users_conversation_by_its_id(
+        browser: Any, shared: Server) -> None:
+    anonymous = ChatPage(browser, shared.url)
+    try:
+        assert anonymous.page.request.post(
+            shared.url + "/login", form={"username": "bob", "password": "wrong-password"},
+        ).status == 401
+        anonymous.page.goto(shared.url)
+        anonymous.page.wait_for_selector("#password")  # a login page, not the chat
+        assert anonymous.page.request.get(shared.url + "/project/thread/x").status == 401
+    finally:
+        anonymous.close()
+
+    bob = sign_in(browser, shared, "bob", PASSWORDS["bob"])
+    question = "Is bob's private question about IQ answered?"
+    try:
+        bob.ask(question)
+        bob.page.wait_for_url("**/thread/*", timeout=60_000)
+        thread_id = bob.page.url.rsplit("/", 1)[1]
+        own = bob.page.request.get(f"{shared.url}/project/thread/{thread_id}")
+        assert own.status == 200, own.text()
+        # stored in the background: bounded wait until the question is in it
+        import time
+
+        deadline = time.monotonic() + 30
+        while question not in bob.page.request.get(
+                f"{shared.url}/project/thread/{thread_id}").text():
+            assert time.monotonic() < deadline
+            time.sleep(0.3)
+    finally:
+        bob.close()
+
+    alice = sign_in(browser, shared, "alice", PASSWORDS["alice"])
+    try:
+        api = alice.page.request
+        stolen = api.get(f"{shared.url}/project/thread/{thread_id}")
+        assert stolen.status in (401, 403, 404), stolen.text()
+        assert question not in stolen.text()
+        listed = api.post(f"{shared.url}/project/threads",
+                          data={"pagination": {"first": 20}, "filter": {}})
+        assert listed.status == 200 and thread_id not in listed.text(), listed.text()
+        element = api.get(f"{shared.url}/project/thread/{thread_id}/element/x")
+        assert element.status in (401, 403, 404)
+        # the page's socket asks to resume the thread: refused, nothing of bob's is shown
+        alice.page.goto(f"{shared.url}/thread/{thread_id}")
+        shared.wait_for_log(r"Authorization for the thread failed")
+        alice.page.wait_for_timeout(1000)  # whatever would render has had its chance
+        assert question not in alice.page.content()
+        # alice's own conversation works and is hers alone
+        alice.page.goto(shared.url)
+        alice.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+        alice.ask("Is alice's question answered?")
+        alice.page.wait_for_url("**/thread/*", timeout=60_000)
+        assert "Is alice's question answered?" in alice.user_messages()
+    finally:
+        alice.close()
+
+
+def test_users_add_keeps_argon2_hashes_only_and_refuses_short_passwords(tmp_path: Path) -> None:
+    cfg = write_test_config(load_config(), tmp_path / "cfg.yaml", {"ui": {"auth": "password"}})
+    assert add_user(cfg, "carol", "short").returncode == 1
+    done = add_user(cfg, "carol", "carol-password-3")
+    assert done.returncode == 0, done.stderr
+    users = tmp_path / "history" / "users.json"
+    text = users.read_text(encoding="utf-8")
+    assert "carol-password-3" not in text and "$argon2id$" in text
+    assert users.stat().st_mode & 0o777 == 0o600
+    again = add_user(cfg, "carol", "carol-password-4")
+    assert again.returncode == 0 and "updated the password of carol" in again.stdout
+
+
+def test_a_broken_history_file_the_chat_answers_says_so_once_and_the_next_start_recovers(
+        browser: Any, tmp_path: Path) -> None:
+    require_chromium()
+    cfg = write_test_config(load_config(), tmp_path / "cfg.yaml")
+    db = tmp_path / "history" / "history.db"
+    db.mkdir(parents=True)  # a path SQLite cannot open as a database (root ignores chmod)
+    with _fake_server(cfg, tmp_path / "server1.log") as server:
+        chat = ChatPage(browser, server.url).open()
+        try:
+            for question in ("Is IQ heritable?", "Does IQ predict health?"):
+                answer = chat.ask(question)
+                assert "Mode: plain" in answer.inner_text()
+            chat.page.get_by_text(UNAVAILABLE_TEXT).first.wait_for(timeout=30_000)
+            assert chat.page.get_by_text(UNAVAILABLE_TEXT).count() == 1  # said once
+            log = server.wait_for_log(r"history unavailable \((.+)\) while")
+            assert "unable to open database file" in log.group(1)
+        finally:
+            chat.close()
+    db.rmdir()  # fixed; the next start recovers
+    with _fake_server(cfg, tmp_path / "server2.log") as server:
+        chat = ChatPage(browser, server.url).open()
+        try:
+            chat.ask("Is IQ heritable?")
+            chat.page.wait_for_url("**/thread/*", timeout=60_000)
+            assert chat.page.get_by_text(UNAVAILABLE_TEXT).count() == 0
+        finally:
+            chat.close()
+        assert "history unavailable" not in server.log()
+    assert db.is_file()
