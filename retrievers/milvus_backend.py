@@ -1,4 +1,4 @@
-"""The Milvus search backend: the same :class:`~retrievers.backend.SearchBackend` as FAISS + BM25.
+"""The Milvus search backend: the same :class:`~retrievers.service.SearchBackend` as FAISS + BM25.
 
 ``bm25_search`` runs Milvus' native BM25 (the sparse field made by the collection's BM25 function,
 queried with the raw text); ``dense_search`` a COSINE search over the normalised MiniLM vectors,
@@ -31,6 +31,7 @@ from indexing.milvus_store import (
 from indexing.store import IndexMismatchError, check_compatible
 from retrievers.filters import Filters
 from retrievers.milvus_filters import filter_expression, string_literal
+from retrievers.service import CorpusWords
 
 OUTPUT_FIELDS = ["search_text", "metadata"]
 MAX_LIMIT = 16_384  # Milvus' topk limit
@@ -68,6 +69,25 @@ class MilvusBackend:
     @property
     def size(self) -> int:
         return self._size
+
+    # -- what a Milvus collection is, as a SearchBackend ------------------------------------------
+    @property
+    def dense_ready(self) -> bool:
+        return True  # a collection is built with its dense vectors
+
+    @property
+    def corpus(self) -> CorpusWords | None:
+        return None  # no corpus-wide word counts kept here
+
+    def bm25_relevance(self, query: str, filters: Filters) -> float | None:
+        return None  # Milvus does not report the highest possible BM25 score
+
+    def snapshot(self) -> MilvusBackend:
+        return self  # one collection, searched as it is
+
+    @property
+    def loaded(self) -> MilvusBackend:
+        return self
 
     def close(self) -> None:
         """Close the client; for milvus-lite also stop this process' server for the database (so
