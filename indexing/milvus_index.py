@@ -148,9 +148,12 @@ class FaissVectors:
         if not chunks or self.hashes.get(chunks[0].pmid) != content_hash:
             return None
         rows = [self.chunk_rows.get(c.chunk_id) for c in chunks]
-        if any(r is None or self.texts[r] != c.text for r, c in zip(rows, chunks, strict=True)):
+        found = [r for r in rows if r is not None]
+        if len(found) < len(rows) or any(
+            self.texts[r] != c.text for r, c in zip(found, chunks, strict=True)
+        ):
             return None
-        return self.vectors[rows]
+        return self.vectors[found]
 
 
 # -- rows ---------------------------------------------------------------------------------------
@@ -371,7 +374,9 @@ def build_milvus_index(
             return old
         key = plan_key(settings, corpus_checksum)
         compatible = old is not None and manifest_settings(old) == settings
-        resume = compatible and (reuse or (old.state == "building" and old.plan_key == key))
+        resume = old is not None and compatible and (
+            reuse or (old.state == "building" and old.plan_key == key)
+        )
         if not resume:
             if client.has_collection(name):
                 client.drop_collection(name)
@@ -401,21 +406,21 @@ def build_milvus_index(
         )
         write_manifest(client, cfg, manifest)
         faiss_vectors = FaissVectors.load(cfg) if vectors_from_faiss else None
-        report = sync_collection(
+        synced = sync_collection(
             client, cfg, articles, embedder, faiss_vectors=faiss_vectors,
             show_progress=show_progress, after_batch=after_batch, append=append,
         )
         if append and old is not None:
-            manifest.articles = old.articles + report.new_articles
+            manifest.articles = old.articles + synced.new_articles
             manifest.corpus_files = sorted({*old.corpus_files, *corpus_files})
             manifest.corpus_checksum = "appended"  # no single corpus: --if-needed updates it
         manifest.chunks = count_rows(client, name)
         manifest.state = "complete"
         manifest.build_seconds = round(time.perf_counter() - started, 2)
-        manifest.reused_articles = report.kept_articles + report.faiss_vector_articles
-        manifest.embedded_articles = report.embedded_articles
-        manifest.written_articles = report.written_articles
-        manifest.deleted_articles = report.deleted_articles
+        manifest.reused_articles = synced.kept_articles + synced.faiss_vector_articles
+        manifest.embedded_articles = synced.embedded_articles
+        manifest.written_articles = synced.written_articles
+        manifest.deleted_articles = synced.deleted_articles
         write_manifest(client, cfg, manifest)
         return manifest
 
