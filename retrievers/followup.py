@@ -43,7 +43,8 @@ PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
-# not enough to let a context-free follow-up's noise outrank the conversation's topic (README).
+# not enough to let a context-free follow-up's noise outrank the conversation's topic
+# (docs/measurements-retrieval.md, "Follow-ups keep their topic").
 AS_WRITTEN_WEIGHT = 0.5
 # A follow-up with a topic of its own (path "standalone"): the conversation's vote. At half
 # weight an article only the in-context search found scores at most 0.5/(c+1), below any of

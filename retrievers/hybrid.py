@@ -63,8 +63,8 @@ def refuses(best_cosine: float | None, threshold: float) -> bool:
 def refuses_lexical(relevance: float, threshold: float) -> bool:
     """The refusal without a dense index: the best BM25 match covers less than ``threshold`` of
     the highest score the question's words could reach (``retrieval.bm25.refusal_threshold``;
-    :meth:`indexing.bm25.BM25Index.relevance`, measured in README "Refusal before the semantic
-    index exists")."""
+    :meth:`indexing.bm25.BM25Index.relevance`, measured in docs/measurements-retrieval.md,
+    "Refusal before the semantic index exists")."""
     return relevance < threshold
 
 
