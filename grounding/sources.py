@@ -162,4 +162,5 @@ class SourcePool:
         """Cosine of the question to every sentence (rows order)."""
         if not len(self.vectors):
             return np.zeros(0, dtype=np.float32)
-        return self.vectors @ self.question_vector
+        similarities: np.ndarray = self.vectors @ self.question_vector
+        return similarities

@@ -25,6 +25,7 @@ from indexing.stems import stem
 from indexing.store import DENSE_FILE, check_counts, open_current
 from retrievers.filters import Filters
 from retrievers.service import CorpusWords
+from settings.config import Config
 
 
 def identity_relevance(score: float) -> float:
@@ -43,7 +44,9 @@ class FaissBM25Backend:
     alone: ``dense_ready`` is False, ``dense_search`` finds nothing and no query embedder is
     loaded (``embedder`` None)."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None, *, load_dense: bool = True) -> None:
+    def __init__(
+        self, cfg: Config, embedder: Embedder | None = None, *, load_dense: bool = True
+    ) -> None:
         folder, self.manifest = open_current(cfg)
         self.folder = folder
         self.dense_ready = self.manifest.dense_ready and load_dense

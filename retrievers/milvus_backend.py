@@ -14,11 +14,13 @@ text, ``metadata`` = the chunk metadata stored at build time plus ``score``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from langchain_core.documents import Document
 
 from indexing.auto_backend import query_backend
 from indexing.embeddings import Embedder, build_embedder
+from indexing.milvus_fields import string_literal
 from indexing.milvus_store import (
     MilvusManifest,
     MilvusUnavailableError,
@@ -30,8 +32,9 @@ from indexing.milvus_store import (
 )
 from indexing.store import IndexMismatchError, check_compatible
 from retrievers.filters import Filters
-from retrievers.milvus_filters import filter_expression, string_literal
+from retrievers.milvus_filters import filter_expression
 from retrievers.service import CorpusWords
+from settings.config import Config
 
 OUTPUT_FIELDS = ["search_text", "metadata"]
 MAX_LIMIT = 16_384  # Milvus' topk limit
@@ -41,7 +44,7 @@ _WORD = re.compile(r"\w")
 class MilvusBackend:
     """One Milvus collection built by ``index build`` with ``retrieval.backend: milvus``."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None) -> None:
+    def __init__(self, cfg: Config, embedder: Embedder | None = None) -> None:
         self.cfg = cfg
         self.collection = cfg.retrieval.milvus.collection
         self.client = connect(cfg)
@@ -158,7 +161,10 @@ class MilvusBackend:
             for row in rows
         ]
 
-    def _search(self, data, field: str, limit: int, filters: Filters, params: dict) -> list:
+    def _search(
+        self, data: str | list[float], field: str, limit: int, filters: Filters,
+        params: dict[str, Any],
+    ) -> list[dict[str, Any]]:
         expr = filter_expression(filters)
         try:
             result = self.client.search(
@@ -178,11 +184,12 @@ class MilvusBackend:
         return [h for h in result[0] if filters.is_empty() or filters.matches(_metadata(h))]
 
 
-def _metadata(hit: dict) -> dict:
-    return hit["entity"]["metadata"]
+def _metadata(hit: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = hit["entity"]["metadata"]
+    return metadata
 
 
-def _document(hit: dict, score: float) -> Document:
+def _document(hit: dict[str, Any], score: float) -> Document:
     meta = _metadata(hit)
     return Document(
         page_content=chunk_text(hit["entity"]["search_text"], meta),
