@@ -15,10 +15,17 @@ import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
 from typing import Any, Protocol, Self
 
+from retrievers.service import SearchService
+
 
 class AssistantLike(Protocol):
     def astream(self, question: str, *, mode: str,
                 history: list[tuple[str, str]]) -> AsyncIterator[Any]: ...
+
+    @property
+    def retriever(self) -> SearchService | None:
+        """The assistant's search (None: a stand-in without one, e.g. the browser tests')."""
+        ...
 
 
 class LoopThread:

@@ -178,17 +178,16 @@ async def _switch_to_new_build() -> None:
     current = backend()
     if not current.loaded:  # the first question loads the assistant, and the new build with it
         return
-    retriever = getattr(await current.assistant(), "retriever", None)
-    take = getattr(retriever, "snapshot", None)
-    if callable(take):
-        await asyncio.to_thread(take)
+    retriever = (await current.assistant()).retriever
+    if retriever is not None:
+        await asyncio.to_thread(retriever.snapshot)
 
 
 def _retrieval_line(assistant: AssistantLike) -> str | None:
-    retriever = getattr(assistant, "retriever", None)
-    hybrid = getattr(retriever, "hybrid", None)
-    if not isinstance(hybrid, bool):
+    retriever = assistant.retriever
+    if retriever is None:
         return None
+    hybrid = retriever.hybrid
     return search_line(hybrid, None if hybrid else current_semantic_status())
 
 

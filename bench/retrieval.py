@@ -20,10 +20,15 @@ import platform
 import statistics
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from eval.retrieval import read_questions
+from settings.errors import UserFacingError
+
+if TYPE_CHECKING:
+    from retrievers.service import SearchBackend
 
 DEFAULT_QUESTIONS = Path(__file__).resolve().parents[2] / "shared" / "data" / "eval"
 
@@ -103,13 +108,16 @@ def _has_gold(path: Path) -> bool:
         return False
 
 
-def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:
+def bench_real(cfg, questions: list[str]) -> tuple[dict, SearchBackend]:
     from retrievers.filters import Filters
     from retrievers.followup import retrieve_followup
     from retrievers.loading import load_retriever
 
     retriever = load_retriever(cfg)
-    backend = retriever.retrievers[0].backend
+    backend = retriever.backend
+    embedder = backend.embedder
+    if embedder is None:
+        raise UserFacingError("the index has no dense part yet: wait for its build to finish")
     for q in questions[:5]:
         retriever.retrieve(q)  # warm-up
     total, embed, bm25, dense, followup = [], [], [], [], []
@@ -119,7 +127,7 @@ def bench_real(cfg, questions: list[str]) -> tuple[dict, object]:
         retrieve_followup(retriever, q, [previous])  # conversational: two searches, fused
         followup.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
-        backend.embedder.embed_query(q)
+        embedder.embed_query(q)
         embed.append(time.perf_counter() - t0)
         t0 = time.perf_counter()
         retriever.retrieve(q)
@@ -177,7 +185,7 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
         exact = faiss.IndexFlatIP(data.shape[1])
         exact.add(data)
         t_exact, truth = _time_search(exact, queries)
-        variants = {}
+        variants: dict[str, tuple[Any, float]] = {}  # faiss index, build seconds
         nlist = int(4 * np.sqrt(n))
         ivf = faiss.IndexIVFFlat(
             faiss.IndexFlatIP(data.shape[1]), data.shape[1], nlist, faiss.METRIC_INNER_PRODUCT
@@ -196,7 +204,7 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
             hnsw.add(data)
             hnsw.hnsw.efSearch = 64
             variants["hnsw32,ef64"] = (hnsw, time.perf_counter() - t0)
-        row = {
+        row: dict[str, Any] = {
             "vectors": n,
             "exact_p50_ms": round(1000 * pct(t_exact, 50), 2),
             "exact_p95_ms": round(1000 * pct(t_exact, 95), 2),
@@ -252,38 +260,42 @@ def bench_bm25_growth(backend, questions: list[str]) -> list[dict]:
 
 
 def run(cfg, args: argparse.Namespace) -> int:
+    from retrievers.backend import FaissBM25Backend
     from retrievers.loading import parse_backends, with_backend
 
     backends = parse_backends(getattr(args, "backend", None), cfg)
     questions = _questions(args)
     real: dict[str, dict] = {}
-    faiss_backend = None
+    faiss_backend: FaissBM25Backend | None = None
     for name in backends:
         real[name], backend = bench_real(with_backend(cfg, name), questions)
-        if name == "faiss":
-            faiss_backend = backend
+        loaded = backend.snapshot()
+        if name == "faiss" and isinstance(loaded, FaissBM25Backend):
+            faiss_backend = loaded
     report: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
         "real_index": real[backends[0]] if len(backends) == 1 else real,
     }
-    if faiss_backend is not None:
+    store = faiss_backend.vectorstore if faiss_backend is not None else None
+    embedder = faiss_backend.embedder if faiss_backend is not None else None
+    if faiss_backend is not None and store is not None and embedder is not None:
         from bench.filtered import bench_filtered_real, bench_filtered_scale
 
         r = cfg.retrieval
         report["filtered_real_index"] = bench_filtered_real(
             faiss_backend, questions, r.k, r.score_threshold
         )
-        index = faiss_backend.vectorstore.index
+        index = store.index
         base = index.reconstruct_n(0, index.ntotal)
-        queries = np.stack([faiss_backend.embedder.embed_query_array(q) for q in questions[:100]])
+        queries = np.stack([embedder.embed_query_array(q) for q in questions[:100]])
         if args.filter_sizes:
             meta = [d.metadata for d in faiss_backend.docs]
             report["filtered_scale"] = bench_filtered_scale(base, meta, queries[:30],
                                                             args.filter_sizes)
-    if faiss_backend is not None and not args.only_filtered:
-        index = faiss_backend.vectorstore.index
+    if faiss_backend is not None and store is not None and embedder is not None and not args.only_filtered:
+        index = store.index
         base = index.reconstruct_n(0, index.ntotal)
-        queries = np.stack([faiss_backend.embedder.embed_query_array(q) for q in questions[:100]])
+        queries = np.stack([embedder.embed_query_array(q) for q in questions[:100]])
         if args.sizes:
             report["dense_scale"] = bench_dense_scale(base, queries, args.sizes)
         report["bm25_growth"] = bench_bm25_growth(faiss_backend, questions)

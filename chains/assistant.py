@@ -36,9 +36,9 @@ from chains.steps import (
 )
 from chains.turn import Turn
 from chains.verdict.calibration import VerdictClassifier
-from grounding.concepts import CorpusTerms
 from grounding.sources import ArticleTexts, SentenceEncoder, load_encoder
 from grounding.stance import StanceClassifier
+from retrievers.service import SearchService
 from settings.config import Config
 from settings.errors import UserFacingError
 
@@ -48,11 +48,6 @@ Event = PreparedEvent | TokenEvent | DoneEvent
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
 __all__ = ["Assistant", "InvalidModeError", "to_source"]
-
-
-def corpus_terms(backend: object) -> CorpusTerms | None:
-    """The search backend's corpus-wide word counts, when it keeps them (FAISS+BM25 does)."""
-    return backend if isinstance(backend, CorpusTerms) else None
 
 
 STANCE_CLASSIFIER = "stance.classifier.json"
@@ -80,7 +75,7 @@ class Assistant:
     def __init__(
         self,
         cfg: Config,
-        retriever: Any,
+        retriever: SearchService,
         llm: BaseChatModel | None = None,
         *,
         count_tokens: TokenCounter | None = None,
@@ -104,7 +99,7 @@ class Assistant:
         cls,
         cfg: Config,
         *,
-        retriever: Any = None,
+        retriever: SearchService | None = None,
         llm: BaseChatModel | None = None,
         count_tokens: TokenCounter | None = None,
         postprocessors: Sequence[Runnable] = (),
@@ -140,7 +135,7 @@ class Assistant:
         if self._encoder is None:
             with self._llm_lock:
                 if self._encoder is None:
-                    found = getattr(self.article_text.backend, "embedder", None)
+                    found = self.retriever.embedder
                     self._encoder = found if found is not None else load_encoder(self.cfg)
         return self._encoder
 
@@ -167,7 +162,7 @@ class Assistant:
             settings=cfg.answer,
             timeout_s=cfg.llm.timeout_s,
             postprocessors=postprocessors,
-            corpus=corpus_terms(self.article_text.backend),
+            corpus=self.retriever.corpus,
             classify_stance=load_stance_classifier(prompts.yes_no_path.parent),
             lead=make_lead_step(self._model, prompts.lead, cfg.answer, policy, cfg.llm.timeout_s),
             policy=policy,
@@ -180,7 +175,7 @@ class Assistant:
                 make_rewrite_step(self._model, prompts.rewrite),
                 use_llm_rewrite=cfg.chains.rewrite_with_llm,
                 prior_weight=cfg.retrieval.followup_prior_weight,
-                corpus=corpus_terms(self.article_text.backend),
+                corpus=self.retriever.corpus,
             ),
             generate_queries=make_multi_query_step(
                 self._model, prompts.multi_query, cfg.chains.n_queries

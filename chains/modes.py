@@ -43,6 +43,7 @@ from settings import config as _settings
 
 if TYPE_CHECKING:
     from grounding.concepts import CorpusTerms
+    from retrievers.service import SearchService
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,7 @@ def make_search_step(retrieve: Runnable) -> Runnable:
         documents = list(retrieval.documents)
         out.update(
             searched=searched,
-            searched_question=getattr(retrieval, "query", None) or searched,
+            searched_question=retrieval.query or searched,
             filters=retrieval.filters,
             documents=documents,
             refused=bool(retrieval.empty or not documents),
@@ -102,7 +103,7 @@ def make_search_step(retrieve: Runnable) -> Runnable:
 
 
 def make_followup_search_step(
-    retriever: Any,
+    retriever: SearchService,
     rewrite: Runnable,
     *,
     use_llm_rewrite: bool,

@@ -111,7 +111,7 @@ def language_refusal(question: str) -> str | None:
     is another language (p >= 0.99) and it has no English function word: langid alone mistakes
     short English questions ("Does exercise during pregnancy prevent postnatal depression?" for
     French), and the BM25 vocabulary cannot tell, as the corpus holds Spanish, French and German
-    abstracts too (README "Security")."""
+    abstracts too (docs/reliability.md "Security")."""
     if _latin_share(question) < 0.5:
         return NOT_ENGLISH
     words = re.findall(r"[a-z]+", question.casefold())

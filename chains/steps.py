@@ -22,6 +22,7 @@ from chains.prompts import format_history, format_source, render
 from chains.queries import guard_rewrite, parse_queries
 from llms.capabilities import capabilities
 from llms.llm import with_max_tokens
+from retrievers.service import Retrieval, SearchService
 
 MAX_PASSAGE_WORDS = 160  # a 135M model reads short passages better; also keeps prefill fast
 
@@ -76,13 +77,13 @@ def model_step(
     return RunnableLambda(pick).with_config(run_name=run_name)
 
 
-def make_retrieve_step(retriever: Any) -> Runnable:
+def make_retrieve_step(retriever: SearchService) -> Runnable:
     """``{"question", "filters"?, "k"?}`` -> the retriever's ``Retrieval``."""
 
-    def _sync(inp: dict) -> Any:
+    def _sync(inp: dict[str, Any]) -> Retrieval:
         return retriever.retrieve(inp["question"], filters=inp.get("filters"), k=inp.get("k"))
 
-    async def _async(inp: dict) -> Any:
+    async def _async(inp: dict[str, Any]) -> Retrieval:
         return await retriever.aretrieve(
             inp["question"], filters=inp.get("filters"), k=inp.get("k")
         )

@@ -98,10 +98,7 @@ def make_rewriter(cfg):  # noqa: ANN001, ANN201 - Config -> (question, history) 
 
 def corpus_of(retriever) -> CorpusTerms | None:  # noqa: ANN001
     """The index's word counts, as the chat's assistant finds them (for essential concepts)."""
-    from chains.assistant import corpus_terms
-    from grounding.sources import ArticleTexts
-
-    return corpus_terms(ArticleTexts(retriever).backend)
+    return retriever.corpus
 
 
 def followup_row(

@@ -65,13 +65,11 @@ def read_questions(path: Path, split: str | None = None, limit: int | None = Non
 
 def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriever
     """PMIDs ranked by each system for one question (filters parsed as the chains do)."""
-    from retrievers.hybrid import bm25_relevance
-
     query, filters = retriever._prepare(question, None)
     backend = retriever.snapshot()
     bm25_r, dense_r = (r.bound(filters, backend) for r in retriever.retrievers)
     bm25_h, dense_h = bm25_r.invoke(query), dense_r.invoke(query)
-    relevance = bm25_relevance(backend, query, filters)
+    relevance = backend.bm25_relevance(query, filters)
     hybrid = retriever.fuse([bm25_h, dense_h], k=DEPTH, relevance=relevance)
     bm25 = bm25_h if bm25_r.k >= DEPTH else bm25_r.model_copy(update={"k": DEPTH}).invoke(query)
     dense = dense_h if dense_r.k >= DEPTH else dense_r.model_copy(update={"k": DEPTH}).invoke(query)

@@ -4,7 +4,7 @@ The gpt4all backend loads a copy of the packaged GGUF whose pre-tokenizer name i
 (``llms/gguf_compat.py``), and counts prompt tokens with the Hugging Face tokenizer of the
 original file. Both are only sound if the two give the same token ids. This compares them over
 real corpus sentences, chosen to include numbers, hyphenated terms and non-ASCII text, and
-reports the share of sentences whose ids differ (README, "GPT4All backend").
+reports the share of sentences whose ids differ (docs/models.md, "GPT4All backend").
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ abstract: results/conclusion sections where labelled, the last sentences otherwi
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from rank_bm25 import BM25Okapi
@@ -33,7 +34,7 @@ class EvidenceSentence:
     similarity: float
     section: str | None = None
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {
             "text": self.text,
             "start": self.start,

@@ -32,4 +32,5 @@ def in_other_language(text: str, language: str | None) -> bool:
     if not language or not text.strip():
         return False
     found, probability = _identifier().classify(text)
-    return found != language and probability >= CONFIDENT
+    other: bool = found != language and probability >= CONFIDENT
+    return other

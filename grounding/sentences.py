@@ -4,9 +4,9 @@ Written here rather than taken from a library because what matters is biomedical
 ("OR 1.8 (95% CI 1.2-2.4)", "p < 0.05", "73%"), abbreviations ("vs.", "et al.", "e.g.", "Fig."),
 labelled sections ("RESULTS:" at a paragraph start or inline, as MEDLINE text and re-joined chunks
 have them), and offsets that point back into the text so a sentence can be highlighted. pysbd
-was measured against it on 2,000 shared abstracts (``python -m bench.sentence_split``, README
-"Grounding"): it leaves section labels inside sentences (4,335 times against 10), splits inside
-parentheses twice as often, and is 30-50x slower.
+was measured against it on 2,000 shared abstracts (``python -m bench.sentence_split``,
+docs/measurements-answers.md): it leaves section labels inside sentences (4,335 times against
+10), splits inside parentheses twice as often, and is 30-50x slower.
 
 A boundary is ``.``/``!``/``?`` (plus closing quotes/brackets) followed by white space and a
 capital letter, a digit or an opening bracket, unless the word before the stop is a known

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 
 from grounding.sentences import Sentence, split_sentences
 from grounding.terms import content_terms, numbers
+from retrievers.service import SearchService
 
 
 class SentenceEncoder(Protocol):
@@ -51,29 +52,19 @@ def join_chunks(chunks: Sequence[str]) -> str:
 
 
 class ArticleTexts:
-    """Whole abstracts for retrieved chunks, via the search backend; the chunk itself otherwise."""
+    """Whole abstracts for retrieved chunks, via the search service's ``article_chunks``; the
+    chunk itself when it has none of the article."""
 
-    def __init__(self, retriever: Any) -> None:
-        self.backend = _find_backend(retriever)
+    def __init__(self, retriever: SearchService) -> None:
+        self.retriever = retriever
 
     def __call__(self, doc: Document) -> str:
         pmid = str(doc.metadata.get("pmid") or "")
-        by_pmid = getattr(self.backend, "article_chunks", None)
-        if not pmid or not callable(by_pmid):
+        if not pmid:
             return doc.page_content
-        chunks = sorted(by_pmid(pmid) or [], key=lambda d: int(d.metadata.get("chunk_index", 0)))
+        chunks = sorted(self.retriever.article_chunks(pmid),
+                        key=lambda d: int(d.metadata.get("chunk_index", 0)))  # fmt: skip
         return join_chunks([d.page_content for d in chunks]) or doc.page_content
-
-
-def _find_backend(retriever: Any) -> Any:
-    backend = getattr(retriever, "backend", None)
-    if backend is not None:
-        return backend
-    for r in getattr(retriever, "retrievers", None) or []:
-        backend = getattr(r, "backend", None)
-        if backend is not None:
-            return backend
-    return None
 
 
 @dataclass
@@ -176,4 +167,5 @@ class SourcePool:
         """Cosine of the question to every sentence (rows order)."""
         if not len(self.vectors):
             return np.zeros(0, dtype=np.float32)
-        return self.vectors @ self.question_vector
+        similarities: np.ndarray = self.vectors @ self.question_vector
+        return similarities

@@ -116,7 +116,7 @@ def filter_answer(text: str, checker: SupportChecker) -> FilteredAnswer:
     return FilteredAnswer([checker.check(s) for s in split_answer(text)])
 
 
-def grounded_runnable(checker: SupportChecker) -> RunnableGenerator:
+def grounded_runnable(checker: SupportChecker) -> RunnableGenerator[str, str]:
     """An LCEL step (``prompt | llm | StrOutputParser() | grounded_runnable(checker)``) that
     streams only supported sentences. One checker per question: it remembers released text."""
 

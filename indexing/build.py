@@ -272,7 +272,7 @@ def _build_locked(
     for i, c in enumerate(new_chunks):
         new_by_pmid.setdefault(c.pmid, []).append(i)
     for article in articles:
-        if article.pmid in reused_rows:
+        if previous is not None and article.pmid in reused_rows:  # reused rows need previous
             stored, _, old_vectors, _ = previous
             rows = reused_rows[article.pmid]
             meta = article.metadata()  # re-derived: an older schema's metadata is never kept

@@ -3,7 +3,7 @@
 Embedding tens of thousands of chunks allocates and frees large, differently sized tensors;
 glibc keeps the freed pages in its heap, so a build's resident size climbs by gigabytes although
 little is live. ``malloc_trim`` returns those pages; measured on the full corpus it keeps a
-build's peak RSS well under the 3 GB goal (README, "Build time and memory").
+build's peak RSS well under the 3 GB goal (docs/measurements-indexing.md, "Ingest and indexing").
 """
 
 from __future__ import annotations

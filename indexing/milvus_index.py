@@ -18,17 +18,11 @@ import contextlib
 import hashlib
 import time
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-from tqdm.auto import tqdm
-
 from indexing.auto_backend import resolve_for_build, wanted_backend, with_embedding_backend
-from indexing.build import article_hash, published_vectors, schema1_article_hash
-from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
-from indexing.milvus_fields import authors_key, string_literal, title_key, year_value
+from indexing.milvus_rows import FaissVectors, chunk_row
 from indexing.milvus_store import (
     MilvusManifest,
     connect,
@@ -36,41 +30,18 @@ from indexing.milvus_store import (
     describe_location,
     lite_path,
     missing_error,
-    quiet_logs,
     read_manifest,
     write_manifest,
 )
+from indexing.milvus_sync import Present, SyncReport, count_rows, scan_present, sync_collection
 from indexing.store import METADATA_SCHEMA, IndexMissingError, file_lock
 from ingest.models import Article
 
-SCAN_BATCH = 10_000
-DELETE_BATCH = 1_000  # pmids per `pmid in [...]` expression
-MAX_QUERY_ROWS = 16_384  # Milvus' limit on one query's rows (1,000 articles have far fewer)
-JOURNAL_MAX_BYTES = 512
-
-
-@dataclass
-class Present:
-    """What the collection already holds for one article."""
-
-    content_hash: str
-    n_chunks: int
-    ids: set[str] = field(default_factory=set)
-
-    def complete(self, content_hash: str) -> bool:
-        return self.content_hash == content_hash and len(self.ids) == self.n_chunks
-
-
-@dataclass
-class SyncReport:
-    kept_articles: int = 0
-    written_articles: int = 0
-    written_chunks: int = 0
-    embedded_articles: int = 0
-    faiss_vector_articles: int = 0
-    deleted_articles: int = 0
-    deleted_chunks: int = 0
-    new_articles: int = 0
+__all__ = [  # the row and sync parts live in their own modules; importable from here too
+    "FaissVectors", "Present", "SyncReport", "build_milvus_index", "chunk_row", "count_rows",
+    "current_milvus_manifest", "milvus_index_state", "milvus_stats", "scan_present",
+    "sync_collection",
+]
 
 
 # -- settings -----------------------------------------------------------------------------------
@@ -120,204 +91,6 @@ def _dense_index_label(cfg) -> str:
 def plan_key(settings: dict, corpus_checksum: str) -> str:
     raw = repr(sorted(settings.items())) + "|" + corpus_checksum
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
-
-
-# -- vectors ------------------------------------------------------------------------------------
-class FaissVectors:
-    """Vectors of the published FAISS index, for chunks whose article is unchanged."""
-
-    def __init__(self, chunk_rows: dict[str, int], texts: list[str], hashes: dict[str, str],
-                 vectors: np.ndarray, schema: int = METADATA_SCHEMA) -> None:
-        self.chunk_rows = chunk_rows
-        self.texts = texts
-        self.hashes = hashes
-        self.vectors = vectors
-        self.schema = schema  # the FAISS build's metadata schema: which article hash it stored
-
-    @classmethod
-    def load(cls, cfg) -> FaissVectors | None:
-        """None when there is no FAISS index or it was built with other embedding settings."""
-        published = published_vectors(cfg)
-        if published is None:
-            return None
-        stored, hashes, vectors, schema = published
-        rows = {cid: i for i, cid in enumerate(stored.chunk_ids)}
-        return cls(rows, stored.texts, hashes, vectors, schema)
-
-    def for_article(self, chunks: Sequence[Chunk], article: Article) -> np.ndarray | None:
-        """The article's vectors when FAISS holds exactly these chunks of the same content."""
-        want = article_hash(article) if self.schema == METADATA_SCHEMA else (
-            schema1_article_hash(article))
-        if not chunks or self.hashes.get(chunks[0].pmid) != want:
-            return None
-        rows = [self.chunk_rows.get(c.chunk_id) for c in chunks]
-        if any(r is None or self.texts[r] != c.text for r, c in zip(rows, chunks, strict=True)):
-            return None
-        return self.vectors[rows]
-
-
-# -- rows ---------------------------------------------------------------------------------------
-def _truncate_bytes(text: str, limit: int) -> str:
-    raw = text.encode()
-    return text if len(raw) <= limit else raw[:limit].decode(errors="ignore")
-
-
-def chunk_row(chunk: Chunk, vector: np.ndarray, content_hash: str, n_chunks: int) -> dict:
-    meta = chunk.metadata
-    return {
-        "id": chunk.chunk_id,
-        "pmid": chunk.pmid,
-        "chunk_index": chunk.index,
-        "content_hash": content_hash,
-        "n_chunks": n_chunks,
-        "search_text": chunk.search_text,
-        "title_lc": title_key(meta.get("title")),
-        "year": year_value(meta.get("year")),
-        "journal": _truncate_bytes(meta.get("journal") or "", JOURNAL_MAX_BYTES),
-        "authors_lc": authors_key(meta.get("authors")),
-        "metadata": meta,
-        "dense": np.asarray(vector, dtype=np.float32).tolist(),
-    }
-
-
-# -- reading the collection ---------------------------------------------------------------------
-SCAN_FIELDS = ["id", "pmid", "content_hash", "n_chunks"]
-
-
-def scan_present(
-    client, collection: str, pmids: Sequence[str] | None = None
-) -> dict[str, Present]:
-    """pmid -> what the collection holds: every article, or only ``pmids`` (append mode)."""
-    out: dict[str, Present] = {}
-    if pmids is not None:
-        for part in _batches(list(pmids), DELETE_BATCH):
-            expr = "pmid in [" + ", ".join(string_literal(p) for p in part) + "]"
-            _collect(out, client.query(collection, filter=expr, output_fields=SCAN_FIELDS,
-                                       limit=MAX_QUERY_ROWS))
-        return out
-    # milvus-lite lacks the timestamp RPC that the iterator asks for first; pymilvus falls back
-    # to a client-side timestamp, after both sides log a traceback. Only that is silenced.
-    with quiet_logs("grpc._server", "pymilvus.client.iterator.query_iterator"):
-        it = client.query_iterator(
-            collection, batch_size=SCAN_BATCH, filter="", output_fields=SCAN_FIELDS
-        )
-        try:
-            while batch := it.next():
-                _collect(out, batch)
-        finally:
-            it.close()
-    return out
-
-
-def _collect(out: dict[str, Present], rows: list[dict]) -> None:
-    for row in rows:
-        p = out.setdefault(row["pmid"], Present(row["content_hash"], row["n_chunks"]))
-        if p.content_hash != row["content_hash"]:
-            p.content_hash = "mixed"  # rows of two versions: rewrite the article
-        p.ids.add(row["id"])
-
-
-def count_rows(client, collection: str) -> int:
-    rows = client.query(collection, filter="", output_fields=["count(*)"])
-    return int(rows[0]["count(*)"])
-
-
-def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
-
-
-def delete_articles(client, collection: str, pmids: Sequence[str]) -> None:
-    for part in _batches(list(pmids), DELETE_BATCH):
-        expr = "pmid in [" + ", ".join(string_literal(p) for p in part) + "]"
-        client.delete(collection, filter=expr)
-
-
-def delete_chunks(client, collection: str, ids: Sequence[str]) -> None:
-    for part in _batches(list(ids), DELETE_BATCH):
-        client.delete(collection, ids=list(part))
-
-
-# -- the sync -----------------------------------------------------------------------------------
-def _article_groups(articles: Sequence[Article], chunker: TokenChunker,
-                    target: int) -> Iterator[list[tuple[Article, list[Chunk]]]]:
-    group: list[tuple[Article, list[Chunk]]] = []
-    size = 0
-    for article in articles:
-        chunks = chunker.chunk_article(article)
-        group.append((article, chunks))
-        size += len(chunks)
-        if size >= target:
-            yield group
-            group, size = [], 0
-    if group:
-        yield group
-
-
-def sync_collection(
-    client,  # pymilvus.MilvusClient
-    cfg,
-    articles: Sequence[Article],
-    embedder: Embedder,
-    *,
-    faiss_vectors: FaissVectors | None = None,
-    show_progress: bool = False,
-    after_batch: Callable[[int], None] | None = None,
-    append: bool = False,
-) -> SyncReport:
-    """Make the collection hold exactly ``articles`` (see the module docstring); with
-    ``append``, add or refresh ``articles`` and leave every other article alone (one shard of
-    a corpus too large to load at once, such as the PubMed baseline)."""
-    name = cfg.retrieval.milvus.collection
-    report = SyncReport()
-    hashes = {a.pmid: article_hash(a) for a in articles}
-    present = scan_present(client, name, list(hashes) if append else None)
-    report.new_articles = len(set(hashes) - set(present))
-    gone = [] if append else [p for p in present if p not in hashes]
-    delete_articles(client, name, gone)
-    report.deleted_articles = len(gone)
-    todo = [
-        a for a in articles if not (a.pmid in present and present[a.pmid].complete(hashes[a.pmid]))
-    ]
-    report.kept_articles = len(articles) - len(todo)
-
-    chunker = TokenChunker(embedder.tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
-    bar = tqdm(total=len(todo), desc="writing to Milvus", unit="article", disable=not show_progress)
-    for n, group in enumerate(_article_groups(todo, chunker, cfg.retrieval.milvus.insert_batch)):
-        rows, stale, to_embed = [], [], []
-        for article, chunks in group:
-            content_hash = hashes[article.pmid]
-            vectors = faiss_vectors.for_article(chunks, article) if faiss_vectors else None
-            if vectors is None:
-                to_embed.append((article, chunks))
-            else:
-                report.faiss_vector_articles += 1
-                rows += [
-                    chunk_row(c, v, content_hash, len(chunks))
-                    for c, v in zip(chunks, vectors, strict=True)
-                ]
-            if article.pmid in present:
-                stale += sorted(present[article.pmid].ids - {c.chunk_id for c in chunks})
-        if to_embed:
-            flat = [c for _, chunks in to_embed for c in chunks]
-            vectors = embedder.encode([c.search_text for c in flat])
-            report.embedded_articles += len(to_embed)
-            counts = {a.pmid: len(chunks) for a, chunks in to_embed}
-            rows += [
-                chunk_row(c, v, hashes[c.pmid], counts[c.pmid])
-                for c, v in zip(flat, vectors, strict=True)
-            ]
-        client.upsert(name, rows)
-        delete_chunks(client, name, stale)
-        report.written_articles += len(group)
-        report.written_chunks += len(rows)
-        report.deleted_chunks += len(stale)
-        bar.update(len(group))
-        if after_batch:
-            after_batch(n)
-    bar.close()
-    client.flush(name)
-    return report
 
 
 # -- build / update -----------------------------------------------------------------------------
@@ -374,7 +147,9 @@ def build_milvus_index(
             return old
         key = plan_key(settings, corpus_checksum)
         compatible = old is not None and manifest_settings(old) == settings
-        resume = compatible and (reuse or (old.state == "building" and old.plan_key == key))
+        resume = old is not None and compatible and (
+            reuse or (old.state == "building" and old.plan_key == key)
+        )
         if not resume:
             if client.has_collection(name):
                 client.drop_collection(name)
@@ -405,21 +180,21 @@ def build_milvus_index(
         )
         write_manifest(client, cfg, manifest)
         faiss_vectors = FaissVectors.load(cfg) if vectors_from_faiss else None
-        report = sync_collection(
+        synced = sync_collection(
             client, cfg, articles, embedder, faiss_vectors=faiss_vectors,
             show_progress=show_progress, after_batch=after_batch, append=append,
         )
         if append and old is not None:
-            manifest.articles = old.articles + report.new_articles
+            manifest.articles = old.articles + synced.new_articles
             manifest.corpus_files = sorted({*old.corpus_files, *corpus_files})
             manifest.corpus_checksum = "appended"  # no single corpus: --if-needed updates it
         manifest.chunks = count_rows(client, name)
         manifest.state = "complete"
         manifest.build_seconds = round(time.perf_counter() - started, 2)
-        manifest.reused_articles = report.kept_articles + report.faiss_vector_articles
-        manifest.embedded_articles = report.embedded_articles
-        manifest.written_articles = report.written_articles
-        manifest.deleted_articles = report.deleted_articles
+        manifest.reused_articles = synced.kept_articles + synced.faiss_vector_articles
+        manifest.embedded_articles = synced.embedded_articles
+        manifest.written_articles = synced.written_articles
+        manifest.deleted_articles = synced.deleted_articles
         write_manifest(client, cfg, manifest)
         return manifest
 

@@ -31,9 +31,10 @@ import logging
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from indexing.store import Manifest
+from settings.config import Config
 from settings.errors import IndexMissingError, UserFacingError
 
 MANIFEST_PROPERTY = "pubmed_assistant.manifest"
@@ -75,7 +76,7 @@ def quiet_logs(*loggers: str) -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def connect(cfg):  # Config -> pymilvus.MilvusClient
+def connect(cfg: Config) -> Any:  # pymilvus.MilvusClient
     """A client for ``retrieval.milvus.uri``; the token comes from the environment only."""
     try:
         from pymilvus import MilvusClient

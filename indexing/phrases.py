@@ -5,7 +5,7 @@ radiation therapy", "polyp detection rate"). Unigram BM25 scores the words but n
 an abstract that uses them apart can outrank the one that says exactly that. Adding
 ``phrase_weight`` x (BM25 over adjacent word pairs) to the unigram score is the ordered-window
 part of Metzler and Croft's sequential dependence model (whose usual weight, ~0.1 of the unigram
-part, is the default here; measured in the README).
+part, is the default here; measured in docs/measurements-retrieval.md).
 
 Pairs are keyed by CRC32 of "first second": no vocabulary to store or load, a sorted array of the
 keys in use maps a key to its column, and the ~n^2/2^33 collisions (about 150 among a million

@@ -104,7 +104,8 @@ def _entrez_urlopen(base_url: str, timeout: float) -> Iterator[None]:
     def urlopen(request: urllib.request.Request) -> object:
         return original_urlopen(_as_post(request, base_url), timeout=timeout)
 
-    Entrez.urlopen, Entrez.max_tries = urlopen, 1
+    # Bio.Entrez.urlopen is urllib's, typed as its overloads; ours serves the one call Entrez makes
+    Entrez.urlopen, Entrez.max_tries = urlopen, 1  # type: ignore[assignment]
     try:
         yield
     finally:

@@ -192,7 +192,7 @@ def _load_or_plan(
 
 def _batches(state: FetchState, limit: int) -> list[tuple[Window, int, int]]:
     """(window, retstart within it, record count) per batch, up to ``limit`` records."""
-    plan = []
+    plan: list[tuple[Window, int, int]] = []
     for window in state.windows:
         for retstart in range(0, window.count, state.batch_size):
             start = window.offset + retstart
@@ -221,7 +221,7 @@ def _fetch_batch(
     """(XML, articles, history refreshed) for one batch; an unusable answer is fetched again,
     after searching again in case the history entry expired (NCBI keeps it ~8 hours)."""
     refreshed = False
-    problem = ""
+    problem: str | None = ""
     for _ in range(max(2, attempts)):
         body = client.efetch(window.webenv, window.query_key, retstart, size)
         articles, problem = _check(body)

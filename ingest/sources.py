@@ -12,7 +12,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO, Literal
+from typing import BinaryIO, Literal, cast
 
 from ingest.medline import iter_medline
 from ingest.pubmed_xml import BadRecord, Record, iter_pubmed_xml
@@ -48,8 +48,8 @@ def sniff_format(head: bytes) -> Format:
 def _peek(stream: BinaryIO) -> tuple[BinaryIO, bytes]:
     """The first bytes without consuming them (files and GzipFile both have ``peek``)."""
     if not hasattr(stream, "peek"):
-        stream = io.BufferedReader(stream)  # type: ignore[arg-type]
-    return stream, stream.peek(1024)[:1024]  # type: ignore[attr-defined]
+        stream = io.BufferedReader(cast(io.RawIOBase, stream))
+    return stream, stream.peek(1024)[:1024]
 
 
 def iter_file(path: Path) -> Iterator[Record]:

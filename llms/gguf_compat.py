@@ -5,7 +5,7 @@ packaged SmolLM2 GGUF ("unknown pre-tokenizer type"). llama.cpp's ``smollm`` pre
 same split as its older ``starcoder`` one (single digits, then the GPT-2 pattern); the default
 target here is ``gpt-2``, whose pattern only differs for runs of digits, and SmolLM2's vocabulary
 has no multi-digit tokens, so the ids come out the same. ``eval tokenizer`` measures that against
-the Hugging Face tokenizer of the same file (README, "GPT4All backend").
+the Hugging Face tokenizer of the same file (docs/models.md, "GPT4All backend").
 
 Only the ``tokenizer.ggml.pre`` value changes; the tensors are copied byte for byte by the ``gguf``
 package's own metadata writer (the code behind ``gguf_new_metadata``). The copy is written to a

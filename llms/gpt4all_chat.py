@@ -9,7 +9,8 @@ callbacks give what the public API hides: the prompt's token ids (:meth:`token_i
 stop generation (a callback returning False, set when the consumer stops reading).
 
 What llama.cpp in gpt4all 2.8.2 does not give: token log-probabilities, so no
-``score_continuations`` (the yes/no verdict is skipped on this backend; README, "GPT4All backend").
+``score_continuations`` (the yes/no verdict is skipped on this backend; docs/models.md,
+"GPT4All backend").
 """
 
 from __future__ import annotations

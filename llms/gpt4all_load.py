@@ -23,8 +23,8 @@ from settings.errors import ModelLoadError
 def default_threads() -> int:
     """All usable cores but one, at most 4: llama.cpp's threads spin-wait at every barrier, so
     when another process wants a core (the embedder, the browser, a build) a generation on every
-    core collapses (README "GPT4All backend": 2 threads decoded 0.4 tokens/s at load 5, 1 thread
-    17.9). Beyond 4 threads a 135M model gains little."""
+    core collapses (docs/models.md "GPT4All backend": 2 threads decoded 0.4 tokens/s at load 5,
+    1 thread 17.9). Beyond 4 threads a 135M model gains little."""
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     return max(1, min(4, (cores or 1) - 1))
 

@@ -1,14 +1,14 @@
 """The search engine behind the retrievers: build/load/search, with metadata filters.
 
-The retrievers and chains only see :class:`SearchBackend`; FAISS + BM25 on local files is the
-default engine, and another (a server) can implement the same three methods.
+The retrievers only see :class:`~retrievers.service.SearchBackend`; FAISS + BM25 on local files is
+the default engine, and another (a server: :mod:`retrievers.milvus_backend`) implements the same
+protocol.
 """
 
 from __future__ import annotations
 
 import warnings
 from collections.abc import Sequence
-from typing import Protocol
 
 import faiss
 import numpy as np
@@ -22,30 +22,11 @@ from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.embeddings import Embedder, build_embedder
 from indexing.stems import stem
-from indexing.store import DENSE_FILE, Manifest, check_counts, open_current
+from indexing.store import DENSE_FILE, check_counts, open_current
 from retrievers.dense_filter import FilterIndex, filtered_search
 from retrievers.filters import Filters
-
-
-class SearchBackend(Protocol):
-    manifest: Manifest
-
-    def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
-        """Chunks by BM25 score (metadata ``score``), best first."""
-
-    def dense_search(
-        self, query: str, k: int, threshold: float, filters: Filters
-    ) -> list[Document]:
-        """Chunks with cosine similarity >= threshold (metadata ``score``), best first."""
-
-    @property
-    def size(self) -> int:
-        """Number of chunks."""
-
-    def article_chunks(self, pmid: str) -> list[Document]:
-        """Every chunk of one article, in chunk order (the yes/no verdict reads the last one,
-        where an abstract's conclusion is)."""
-
+from retrievers.service import CorpusWords
+from settings.config import Config
 
 
 def identity_relevance(score: float) -> float:
@@ -64,7 +45,9 @@ class FaissBM25Backend:
     alone: ``dense_ready`` is False, ``dense_search`` finds nothing and no query embedder is
     loaded (``embedder`` None)."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None, *, load_dense: bool = True) -> None:
+    def __init__(
+        self, cfg: Config, embedder: Embedder | None = None, *, load_dense: bool = True
+    ) -> None:
         folder, self.manifest = open_current(cfg)
         self.folder = folder
         self.dense_ready = self.manifest.dense_ready and load_dense
@@ -88,7 +71,7 @@ class FaissBM25Backend:
             self.vectorstore = FAISS(
                 embedding_function=self.embedder,
                 index=index,
-                docstore=InMemoryDocstore({d.id: d for d in self.docs}),
+                docstore=InMemoryDocstore(dict(zip(stored.chunk_ids, self.docs, strict=True))),
                 index_to_docstore_id=dict(enumerate(stored.chunk_ids)),
                 distance_strategy=DistanceStrategy.MAX_INNER_PRODUCT,
                 relevance_score_fn=identity_relevance,
@@ -101,6 +84,17 @@ class FaissBM25Backend:
     @property
     def size(self) -> int:
         return len(self.docs)
+
+    @property
+    def corpus(self) -> CorpusWords:
+        return self  # chunks_with_stems over the BM25 vocabulary
+
+    def snapshot(self) -> FaissBM25Backend:
+        return self  # one loaded build: it never changes
+
+    @property
+    def loaded(self) -> FaissBM25Backend:
+        return self
 
     def article_chunks(self, pmid: str) -> list[Document]:
         if self._rows_by_pmid is None:

@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -102,7 +104,7 @@ class Filters(BaseModel):
     def is_empty(self) -> bool:
         return not self.as_dict()
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return self.model_dump(exclude_none=True, exclude_defaults=True)
 
     def needs_row_check(self) -> bool:
@@ -110,7 +112,7 @@ class Filters(BaseModel):
         return bool(self.title_contains or self.author or self.designs or self.exclude_designs
                     or self.humans is not None or self.journal)
 
-    def matches(self, metadata: dict) -> bool:
+    def matches(self, metadata: dict[str, Any]) -> bool:
         if not evidence_matches(self, metadata):
             return False
         year = metadata.get("year")
@@ -150,13 +152,15 @@ class Filters(BaseModel):
 @dataclass
 class _Parse:
     text: str
-    filters: dict = field(default_factory=dict)
+    filters: dict[str, Any] = field(default_factory=dict)
 
-    def take(self, pattern: str, handler, *, year: bool = True) -> None:
+    def take(
+        self, pattern: str, handler: Callable[[re.Match[str]], None], *, year: bool = True
+    ) -> None:
         """Replace what ``pattern`` matches by a space, recording it with ``handler``; a year
         phrase in a data context (see the module docstring) is left in place."""
 
-        def repl(m: re.Match) -> str:
+        def repl(m: re.Match[str]) -> str:
             if year and _DATA_CONTEXT.search(m.string[: m.start()]):
                 return m[0]
             handler(m)
@@ -200,7 +204,7 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
     # start or end of the question; elsewhere it dates the data ("ad buys in 2012 were ...").
     _in_year = rf"(?:in|during)\s+{_YEAR}"
 
-    def one_year(m: re.Match) -> None:
+    def one_year(m: re.Match[str]) -> None:
         set_range(int(m[1]), int(m[1]))
 
     for pattern in (
@@ -236,11 +240,11 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
 def _take_author(p: _Parse) -> None:
     name = r"([A-Z][a-zA-Z'\u00c0-\u024f-]+(?:\s+[A-Z]{1,3}\b)?)"
 
-    def handler(m: re.Match) -> None:
+    def handler(m: re.Match[str]) -> None:
         p.filters["author"] = m[1].split()[0]
 
     def guarded(pattern: str) -> None:
-        def repl(m: re.Match) -> str:
+        def repl(m: re.Match[str]) -> str:
             if m[1].split()[0] in _AUTHOR_STOP or "author" in p.filters:
                 return m[0]
             handler(m)

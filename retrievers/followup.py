@@ -29,19 +29,22 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict, Unpack
 
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
+from retrievers.filters import Filters
 from retrievers.fusion import reciprocal_rank_fusion
+from retrievers.service import Retrieval, SearchService
 
 Path = Literal["llm", "fallback", "unchanged", "fused", "standalone"]
 PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
-# not enough to let a context-free follow-up's noise outrank the conversation's topic (README).
+# not enough to let a context-free follow-up's noise outrank the conversation's topic
+# (docs/measurements-retrieval.md, "Follow-ups keep their topic").
 AS_WRITTEN_WEIGHT = 0.5
 # A follow-up with a topic of its own (path "standalone"): the conversation's vote. At half
 # weight an article only the in-context search found scores at most 0.5/(c+1), below any of
@@ -77,7 +80,7 @@ class FollowupRetrieval:
     """
 
     documents: list[Document]
-    filters: Any
+    filters: Filters
     query: str
     path: Path = "unchanged"
     queries: list[str] = field(default_factory=list)
@@ -201,92 +204,110 @@ def fuse_followup(
     return out
 
 
+class FollowupOptions(TypedDict, total=False):
+    """How :func:`retrieve_followup` searches (each is explained there)."""
+
+    rewrite: str | None
+    rewrite_fallback: bool
+    previous_sources: Sequence[str]
+    prior_weight: float
+    stands_alone: bool
+    own_topic: bool
+    k: int | None
+    config: RunnableConfig | None
+
+
+@dataclass(frozen=True)
+class FollowupPlan:
+    """One follow-up search, planned once for the sync and async paths: which texts to search
+    (:func:`plan_queries`), how deep, and how to fuse what they find (:meth:`combine`)."""
+
+    retriever: SearchService
+    path: Path
+    queries: list[str]
+    options: FollowupOptions
+
+    @classmethod
+    def make(
+        cls,
+        retriever: SearchService,
+        question: str,
+        previous_questions: Sequence[str],
+        options: FollowupOptions,
+    ) -> FollowupPlan:
+        path, queries = plan_queries(question, previous_questions, options.get("rewrite"),
+                                     options.get("rewrite_fallback", False))  # fmt: skip
+        return cls(retriever, path, queries, options)
+
+    @property
+    def depth(self) -> int:
+        """Each search goes as deep as the retriever's own lists, so the fusion has room to
+        work."""
+        return max(self.options.get("k") or self.retriever.topk, self.retriever.k)
+
+    @property
+    def config(self) -> RunnableConfig | None:
+        return self.options.get("config")
+
+    def combine(self, results: Sequence[Retrieval]) -> FollowupRetrieval:
+        """The searches' results fused (see the module docstring)."""
+        options = self.options
+        prior_weight = options.get("prior_weight", 0.0)
+        lists = [r.documents for r in results]
+        weights = (
+            topic_weights(self.path, lists[0], own_topic=options.get("own_topic", False),
+                          prior_weight=prior_weight)
+            if len(lists) > 1
+            else TopicWeights(self.path, prior=prior_weight)
+        )  # fmt: skip
+        documents = fuse_followup(
+            lists,
+            c=self.retriever.c,
+            k=options.get("k") or int(self.retriever.topk),
+            previous_sources=options.get("previous_sources", ()),
+            stands_alone=options.get("stands_alone", False),
+            weights=weights,
+        )
+        # the text the answer is about: the in-context one, unless the follow-up leads
+        main = results[-1] if len(results) > 1 and weights.path != "standalone" else results[0]
+        return FollowupRetrieval(
+            documents=documents,
+            filters=results[0].filters,
+            query=main.query,
+            path=weights.path,
+            queries=[r.query or q for r, q in zip(results, self.queries, strict=True)],
+        )
+
+
 def retrieve_followup(
-    retriever: Any,
+    retriever: SearchService,
     question: str,
     previous_questions: Sequence[str],
-    *,
-    rewrite: str | None = None,
-    rewrite_fallback: bool = False,
-    previous_sources: Sequence[str] = (),
-    prior_weight: float = 0.0,
-    stands_alone: bool = False,
-    own_topic: bool = False,
-    k: int | None = None,
-    config: RunnableConfig | None = None,
+    **options: Unpack[FollowupOptions],
 ) -> FollowupRetrieval:
     """Search a follow-up as written and in context; fuse (see the module docstring).
 
-    ``stands_alone``: a complete question (an off-topic one is refused, not rescued by the
-    history); ``own_topic``: it names a topic of its own (:func:`topic_weights` may let it lead).
+    ``rewrite``: the chains' guarded rewrite, searched as the context form
+    (``rewrite_fallback``: the rule-based one); ``previous_sources`` with ``prior_weight``: the
+    previous turn's sources as a re-ordering prior; ``stands_alone``: a complete question (an
+    off-topic one is refused, not rescued by the history); ``own_topic``: it names a topic of its
+    own (:func:`topic_weights` may let it lead); ``k``: the articles kept (default the
+    retriever's ``topk``).
     """
-    path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
-    extra = {"config": config} if config is not None else {}
-    results = [retriever.retrieve(q, k=_depth(retriever, k), **extra) for q in queries]
-    return _combine(retriever, path, queries, results, k, previous_sources, prior_weight,
-                    stands_alone, own_topic)  # fmt: skip
+    plan = FollowupPlan.make(retriever, question, previous_questions, options)
+    return plan.combine([retriever.retrieve(q, k=plan.depth, config=plan.config)
+                         for q in plan.queries])  # fmt: skip
 
 
 async def aretrieve_followup(
-    retriever: Any,
+    retriever: SearchService,
     question: str,
     previous_questions: Sequence[str],
-    *,
-    rewrite: str | None = None,
-    rewrite_fallback: bool = False,
-    previous_sources: Sequence[str] = (),
-    prior_weight: float = 0.0,
-    stands_alone: bool = False,
-    own_topic: bool = False,
-    k: int | None = None,
-    config: RunnableConfig | None = None,
+    **options: Unpack[FollowupOptions],
 ) -> FollowupRetrieval:
     """The async form of :func:`retrieve_followup` (the searches run concurrently)."""
-    path, queries = plan_queries(question, previous_questions, rewrite, rewrite_fallback)
-    extra = {"config": config} if config is not None else {}
+    plan = FollowupPlan.make(retriever, question, previous_questions, options)
     results = await asyncio.gather(
-        *(retriever.aretrieve(q, k=_depth(retriever, k), **extra) for q in queries)
+        *(retriever.aretrieve(q, k=plan.depth, config=plan.config) for q in plan.queries)
     )
-    return _combine(retriever, path, queries, list(results), k, previous_sources, prior_weight,
-                    stands_alone, own_topic)  # fmt: skip
-
-
-def _depth(retriever: Any, k: int | None) -> int:
-    """Each search goes as deep as the retriever's own lists, so the fusion has room to work."""
-    return max(k or getattr(retriever, "topk", 3), getattr(retriever, "k", 20))
-
-
-def _combine(
-    retriever: Any,
-    path: Path,
-    queries: list[str],
-    results: list[Any],
-    k: int | None,
-    previous_sources: Sequence[str],
-    prior_weight: float,
-    stands_alone: bool,
-    own_topic: bool,
-) -> FollowupRetrieval:
-    lists = [r.documents for r in results]
-    weights = (
-        topic_weights(path, lists[0], own_topic=own_topic, prior_weight=prior_weight)
-        if len(lists) > 1
-        else TopicWeights(path, prior=prior_weight)
-    )
-    documents = fuse_followup(
-        lists,
-        c=getattr(retriever, "c", 60),
-        k=k or int(getattr(retriever, "topk", 3)),
-        previous_sources=previous_sources,
-        stands_alone=stands_alone,
-        weights=weights,
-    )
-    # the text the answer is about: the in-context one, unless the follow-up leads
-    main = results[-1] if len(results) > 1 and weights.path != "standalone" else results[0]
-    return FollowupRetrieval(
-        documents=documents,
-        filters=results[0].filters,
-        query=main.query,
-        path=weights.path,
-        queries=[r.query or q for r, q in zip(results, queries, strict=True)],
-    )
+    return plan.combine(results)

@@ -17,7 +17,7 @@ _STRONGEST = max(s for _, s in DESIGNS.values())
 
 def best_chunk_per_article(docs: Sequence[Document], key: str = "pmid") -> list[Document]:
     """Keep the first (best-ranked) chunk of each article, in order."""
-    seen: set = set()
+    seen: set[object] = set()
     out = []
     for doc in docs:
         ident = doc.metadata[key]

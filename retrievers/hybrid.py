@@ -18,6 +18,7 @@ first minutes after ``make run``), retrieval is BM25 alone and the refusal is le
 from __future__ import annotations
 
 import asyncio
+from dataclasses import dataclass
 from typing import Any
 
 from langchain_classic.retrievers import EnsembleRetriever
@@ -29,9 +30,9 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, SkipValidation
 
-from retrievers.backend import SearchBackend
+from indexing.embeddings import Embedder
 from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import (
     best_chunk_per_article,
@@ -41,6 +42,10 @@ from retrievers.fusion import (
     retracted_last,
 )
 from retrievers.keywords import keyword_query
+from retrievers.service import CorpusWords, Retrieval, SearchBackend
+from settings.config import Config
+
+__all__ = ["HybridRetriever", "Retrieval", "fusion_weights", "refuses", "refuses_lexical"]
 
 NAMES = ("bm25", "dense")
 # Cosine at which the dense half of the confidence saturates (MiniLM rarely exceeds it).
@@ -60,8 +65,8 @@ def refuses(best_cosine: float | None, threshold: float) -> bool:
 def refuses_lexical(relevance: float, threshold: float) -> bool:
     """The refusal without a dense index: the best BM25 match covers less than ``threshold`` of
     the highest score the question's words could reach (``retrieval.bm25.refusal_threshold``;
-    :meth:`indexing.bm25.BM25Index.relevance`, measured in README "Refusal before the semantic
-    index exists")."""
+    :meth:`indexing.bm25.BM25Index.relevance`, measured in docs/measurements-retrieval.md,
+    "Refusal before the semantic index exists")."""
     return relevance < threshold
 
 
@@ -86,38 +91,12 @@ def fusion_weights(
     return list(weak_weights)
 
 
-def dense_ready(backend: Any) -> bool:
-    """Whether ``backend`` can search its dense index (a backend that does not say can)."""
-    return bool(getattr(backend, "dense_ready", True))
-
-
-def bm25_relevance(backend: Any, query: str, filters: Filters) -> float | None:
-    """BM25's best match for ``query`` over the question's highest possible score, in [0, 1]
-    (:meth:`indexing.bm25.BM25Index.relevance`); None for a backend that cannot say (Milvus)."""
-    measure = getattr(backend, "bm25_relevance", None)
-    return float(measure(query, filters)) if callable(measure) else None
-
-
-class Retrieval(BaseModel):
-    """What one retrieval produced: documents best first, the active filters, the searched text."""
-
-    model_config = ConfigDict(arbitrary_types_allowed=True)
-
-    documents: list[Document]
-    filters: Filters = Field(default_factory=Filters)
-    query: str = ""
-
-    @property
-    def empty(self) -> bool:
-        return not self.documents
-
-
 class _BackendRetriever(BaseRetriever):
-    backend: Any  # SearchBackend (a Protocol; pydantic cannot validate it)
+    backend: SkipValidation[SearchBackend]  # a Protocol: pydantic cannot validate it
     k: int = 20
     filters: Filters = Field(default_factory=Filters)
 
-    def bound(self, filters: Filters, backend: Any = None) -> _BackendRetriever:
+    def bound(self, filters: Filters, backend: SearchBackend | None = None) -> _BackendRetriever:
         """A copy searching with ``filters`` (and ``backend``: one snapshot per retrieval)."""
         update: dict[str, Any] = {"filters": filters}
         if backend is not None:
@@ -151,10 +130,28 @@ class ThresholdedFaissRetriever(_BackendRetriever):
         return best_chunk_per_article(docs)[: self.k]
 
 
-class HybridRetriever(EnsembleRetriever):
-    """``EnsembleRetriever`` over [BM25, thresholded FAISS] with the patch described above."""
+@dataclass(frozen=True)
+class _Search:
+    """One retrieval's plan, made once for the sync and async paths: the searched text, the
+    filters, the backend snapshot and the bound retrievers to run (BM25 alone while the build has
+    no dense index), each with its run name."""
 
-    c: float = 60  # the parent types it int; cfg.yaml may give a float
+    query: str
+    filters: Filters
+    backend: SearchBackend
+    parts: list[tuple[str, _BackendRetriever]]
+
+    @property
+    def lexical(self) -> bool:
+        return len(self.parts) == 1
+
+
+class HybridRetriever(EnsembleRetriever):
+    """``EnsembleRetriever`` over [BM25, thresholded FAISS] with the patch described above; the
+    :class:`~retrievers.service.SearchService` the layers above use."""
+
+    # the parent (langchain_classic) types it int; cfg.yaml may give a float
+    c: float = 60  # type: ignore[assignment]
     fusion: str = "rrf"  # rrf | convex (retrievers.fusion.convex_combination)
     k: int = 20
     topk: int = 3
@@ -164,7 +161,7 @@ class HybridRetriever(EnsembleRetriever):
     prefer_design: float = 0.0  # retrieval.prefer_design (retrievers.fusion.prefer_designs)
 
     @classmethod
-    def from_backend(cls, backend: SearchBackend, cfg) -> HybridRetriever:
+    def from_backend(cls, backend: SearchBackend, cfg: Config) -> HybridRetriever:
         r = cfg.retrieval
         return cls(
             retrievers=[
@@ -186,11 +183,29 @@ class HybridRetriever(EnsembleRetriever):
             prefer_design=r.prefer_design,
         )
 
-    def _relevance(self, backend: Any, query: str, filters: Filters) -> float | None:
-        """BM25's relevance for the weak-BM25 rule; not measured while the rule is off."""
-        return bm25_relevance(backend, query, filters) if self.weak_weights is not None else None
+    # -- the two halves, typed -------------------------------------------------------------------
+    @property
+    def bm25_retriever(self) -> BM25ChunkRetriever:
+        part = self.retrievers[0]
+        if not isinstance(part, BM25ChunkRetriever):
+            raise TypeError(f"the first retriever must be a BM25ChunkRetriever, not {part!r}")
+        return part
 
-    # -- public API -----------------------------------------------------------------------------
+    @property
+    def dense_retriever(self) -> ThresholdedFaissRetriever:
+        part = self.retrievers[1]
+        if not isinstance(part, ThresholdedFaissRetriever):
+            raise TypeError(
+                f"the second retriever must be a ThresholdedFaissRetriever, not {part!r}"
+            )
+        return part
+
+    @property
+    def backend(self) -> SearchBackend:
+        """The search backend both halves share (a live index follows the published build)."""
+        return self.bm25_retriever.backend
+
+    # -- public API (retrievers.service.SearchService) ----------------------------------------
     def retrieve(
         self,
         question: str,
@@ -199,21 +214,12 @@ class HybridRetriever(EnsembleRetriever):
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
     ) -> Retrieval:
-        query, filters = self._prepare(question, filters)
-        backend = self.snapshot()
-        if not dense_ready(backend):
-            docs = self.retrievers[0].bound(filters, backend).invoke(  # type: ignore[union-attr]
-                query, patch_config(config, run_name=NAMES[0]))
-            documents = self.fuse_lexical(docs, backend.bm25_relevance(query, filters), k)
-            return Retrieval(documents=documents, filters=filters, query=query)
+        search = self._plan(question, filters)
         lists = [
-            r.bound(filters, backend).invoke(  # type: ignore[union-attr]
-                query, patch_config(config, run_name=name))
-            for r, name in zip(self.retrievers, NAMES, strict=True)
+            part.invoke(search.query, patch_config(config, run_name=name))
+            for name, part in search.parts
         ]
-        relevance = self._relevance(backend, query, filters)
-        return Retrieval(documents=self.fuse(lists, k, relevance=relevance), filters=filters,
-                         query=query)
+        return self._finish(search, lists, k)
 
     async def aretrieve(
         self,
@@ -223,42 +229,63 @@ class HybridRetriever(EnsembleRetriever):
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
     ) -> Retrieval:
-        query, filters = self._prepare(question, filters)
-        backend = self.snapshot()
-        if not dense_ready(backend):
-            docs = await self.retrievers[0].bound(filters, backend).ainvoke(  # type: ignore[union-attr]
-                query, patch_config(config, run_name=NAMES[0]))
-            documents = self.fuse_lexical(docs, backend.bm25_relevance(query, filters), k)
-            return Retrieval(documents=documents, filters=filters, query=query)
+        search = self._plan(question, filters)
         lists = await asyncio.gather(
             *[
-                r.bound(filters, backend).ainvoke(  # type: ignore[union-attr]
-                    query, patch_config(config, run_name=name))
-                for r, name in zip(self.retrievers, NAMES, strict=True)
+                part.ainvoke(search.query, patch_config(config, run_name=name))
+                for name, part in search.parts
             ]
         )
-        relevance = self._relevance(backend, query, filters)
-        return Retrieval(documents=self.fuse(list(lists), k, relevance=relevance),
-                         filters=filters, query=query)
+        return self._finish(search, list(lists), k)
 
-    def snapshot(self) -> Any:
+    def _plan(self, question: str, filters: Filters | None) -> _Search:
+        """What :meth:`retrieve` and :meth:`aretrieve` run: one backend snapshot for all parts;
+        BM25 alone while the build has no dense index."""
+        query, filters = self._prepare(question, filters)
+        backend = self.snapshot()
+        halves: list[_BackendRetriever] = [self.bm25_retriever, self.dense_retriever]
+        if not backend.dense_ready:
+            halves = halves[:1]
+        parts = [(name, r.bound(filters, backend)) for name, r in zip(NAMES, halves, strict=False)]
+        return _Search(query, filters, backend, parts)
+
+    def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
+        """The searched lists fused (or BM25's alone, with the lexical refusal)."""
+        query, filters, backend = search.query, search.filters, search.backend
+        if search.lexical:
+            relevance = backend.bm25_relevance(query, filters)
+            # an engine without a dense index that cannot measure relevance refuses (none does)
+            documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k)
+            return Retrieval(documents=documents, filters=filters, query=query)
+        # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
+        measured = backend.bm25_relevance(query, filters) if self.weak_weights is not None else None
+        return Retrieval(documents=self.fuse(lists, k, relevance=measured), filters=filters,
+                         query=query)
+
+    def snapshot(self) -> SearchBackend:
         """The search backend for one retrieval (a live index's build of the moment)."""
-        backend = self.retrievers[0].backend  # type: ignore[union-attr]
-        take = getattr(backend, "snapshot", None)
-        return take() if callable(take) else backend
+        return self.backend.snapshot()
 
     @property
     def hybrid(self) -> bool:
         """Whether the build loaded now has a dense index (False while it is still being built);
         a newly published build is loaded by the next search, not here."""
-        backend = self.retrievers[0].backend  # type: ignore[union-attr]
-        return dense_ready(getattr(backend, "loaded", backend))
+        return self.backend.loaded.dense_ready
 
     def article_chunks(self, pmid: str) -> list[Document]:
         """Every chunk of one article, in chunk order (from the search backend both halves
         share; the yes/no verdict reads the last one, where an abstract's conclusion is)."""
-        backend: SearchBackend = self.retrievers[0].backend  # type: ignore[union-attr]
-        return list(backend.article_chunks(pmid) or [])
+        return list(self.backend.article_chunks(pmid))
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The backend's query embedder (grounding embeds abstract sentences with it)."""
+        return self.backend.embedder
+
+    @property
+    def corpus(self) -> CorpusWords | None:
+        """The corpus-wide word counts, when the backend keeps them (for essential concepts)."""
+        return self.backend.corpus
 
     # -- the EnsembleRetriever hooks (invoke / ainvoke go through these) ------------------------
     def rank_fusion(
@@ -293,7 +320,7 @@ class HybridRetriever(EnsembleRetriever):
     @property
     def score_threshold(self) -> float:
         """The cosine a dense hit needs (``retrieval.score_threshold``)."""
-        return self.retrievers[1].score_threshold  # type: ignore[union-attr]
+        return self.dense_retriever.score_threshold
 
     def fuse(self, lists: list[list[Document]], k: int | None = None,
              relevance: float | None = None) -> list[Document]:

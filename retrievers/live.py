@@ -15,26 +15,29 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
-from indexing.store import location
+from langchain_core.documents import Document
+
+from indexing.embeddings import Embedder
+from indexing.store import Manifest, location
 from retrievers.backend import FaissBM25Backend
+from retrievers.filters import Filters
+from retrievers.service import CorpusWords
+from settings.config import Config
 from settings.errors import IndexMissingError
 
 log = logging.getLogger(__name__)
 
-Loader = Callable[[Any], FaissBM25Backend]  # Config -> a loaded build
+Loader = Callable[[Config], FaissBM25Backend]  # a loaded build
 
 
 class LiveIndex:
-    """A :class:`~retrievers.backend.SearchBackend` that follows the published build.
+    """A :class:`~retrievers.service.SearchBackend` that follows the published build: each method
+    asks the build of the moment (:meth:`snapshot`)."""
 
-    Attributes it does not define itself (``docs``, ``bm25``, ``vectorstore``...) are those of
-    the build loaded now."""
-
-    def __init__(self, cfg: Any, load: Loader = FaissBM25Backend) -> None:
+    def __init__(self, cfg: Config, load: Loader = FaissBM25Backend) -> None:
         self._cfg = cfg
         self._load = load
         self._loc = location(cfg)
@@ -71,7 +74,7 @@ class LiveIndex:
 
     # -- SearchBackend, on the build of the moment ------------------------------------------
     @property
-    def manifest(self) -> Any:
+    def manifest(self) -> Manifest:
         return self.snapshot().manifest
 
     @property
@@ -79,22 +82,30 @@ class LiveIndex:
         return self.snapshot().dense_ready
 
     @property
+    def embedder(self) -> Embedder | None:
+        return self.snapshot().embedder
+
+    @property
     def size(self) -> int:
         return self.snapshot().size
 
-    def bm25_search(self, *args: Any, **kwargs: Any) -> Any:
-        return self.snapshot().bm25_search(*args, **kwargs)
+    @property
+    def corpus(self) -> CorpusWords:
+        return self  # the word counts of the build of the moment (chunks_with_stems, size)
 
-    def dense_search(self, *args: Any, **kwargs: Any) -> Any:
-        return self.snapshot().dense_search(*args, **kwargs)
+    def chunks_with_stems(self, stems: Sequence[str]) -> int:
+        return self.snapshot().chunks_with_stems(stems)
 
-    def bm25_relevance(self, *args: Any, **kwargs: Any) -> float:
-        return self.snapshot().bm25_relevance(*args, **kwargs)
+    def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
+        return self.snapshot().bm25_search(query, k, filters)
 
-    def article_chunks(self, pmid: str) -> Any:
+    def dense_search(
+        self, query: str, k: int, threshold: float, filters: Filters
+    ) -> list[Document]:
+        return self.snapshot().dense_search(query, k, threshold, filters)
+
+    def bm25_relevance(self, query: str, filters: Filters) -> float:
+        return self.snapshot().bm25_relevance(query, filters)
+
+    def article_chunks(self, pmid: str) -> list[Document]:
         return self.snapshot().article_chunks(pmid)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self.snapshot(), name)

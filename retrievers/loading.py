@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from retrievers.hybrid import HybridRetriever
+from retrievers.service import SearchBackend
+from settings.config import Config
 from settings.errors import UserFacingError
 
-BACKENDS = ("faiss", "milvus")
+BackendName = Literal["faiss", "milvus"]  # retrieval.backend
+BACKENDS: tuple[BackendName, ...] = ("faiss", "milvus")
 
 
-def load_backend(cfg):  # Config -> SearchBackend
+def load_backend(cfg: Config) -> SearchBackend:
     if cfg.retrieval.backend == "milvus":
         from retrievers.milvus_backend import MilvusBackend  # optional engine
 
@@ -20,12 +25,12 @@ def load_backend(cfg):  # Config -> SearchBackend
     return LiveIndex(cfg)
 
 
-def load_retriever(cfg, backend=None) -> HybridRetriever:
+def load_retriever(cfg: Config, backend: SearchBackend | None = None) -> HybridRetriever:
     """The hybrid retriever the chains use (raises IndexMissingError with a how-to)."""
     return HybridRetriever.from_backend(backend or load_backend(cfg), cfg)
 
 
-def parse_backends(text: str | None, cfg) -> list[str]:
+def parse_backends(text: str | None, cfg: Config) -> list[BackendName]:
     """``--backend faiss,milvus`` -> ["faiss", "milvus"]; empty -> cfg.yaml's backend."""
     if not text:
         return [cfg.retrieval.backend]
@@ -36,10 +41,10 @@ def parse_backends(text: str | None, cfg) -> list[str]:
             f"unknown --backend {', '.join(unknown) or text!r}: give one or more of "
             f"{', '.join(BACKENDS)}, comma-separated (e.g. --backend faiss,milvus)"
         )
-    return list(dict.fromkeys(names))
+    return [b for n in dict.fromkeys(names) for b in BACKENDS if b == n]  # in the order given
 
 
-def with_backend(cfg, backend: str):  # Config -> Config
+def with_backend(cfg: Config, backend: BackendName) -> Config:
     """A copy of ``cfg`` that searches ``backend``."""
     out = cfg.model_copy(deep=True)
     out.retrieval.backend = backend

@@ -1,4 +1,4 @@
-"""The Milvus search backend: the same :class:`~retrievers.backend.SearchBackend` as FAISS + BM25.
+"""The Milvus search backend: the same :class:`~retrievers.service.SearchBackend` as FAISS + BM25.
 
 ``bm25_search`` runs Milvus' native BM25 (the sparse field made by the collection's BM25 function,
 queried with the raw text); ``dense_search`` a COSINE search over the normalised MiniLM vectors,
@@ -14,11 +14,13 @@ text, ``metadata`` = the chunk metadata stored at build time plus ``score``.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from langchain_core.documents import Document
 
 from indexing.auto_backend import query_backend
 from indexing.embeddings import Embedder, build_embedder
+from indexing.milvus_fields import string_literal
 from indexing.milvus_store import (
     MilvusManifest,
     MilvusUnavailableError,
@@ -30,7 +32,9 @@ from indexing.milvus_store import (
 )
 from indexing.store import IndexMismatchError, check_compatible
 from retrievers.filters import Filters
-from retrievers.milvus_filters import filter_expression, string_literal
+from retrievers.milvus_filters import filter_expression
+from retrievers.service import CorpusWords
+from settings.config import Config
 
 OUTPUT_FIELDS = ["search_text", "metadata"]
 MAX_LIMIT = 16_384  # Milvus' topk limit
@@ -40,7 +44,7 @@ _WORD = re.compile(r"\w")
 class MilvusBackend:
     """One Milvus collection built by ``index build`` with ``retrieval.backend: milvus``."""
 
-    def __init__(self, cfg, embedder: Embedder | None = None) -> None:
+    def __init__(self, cfg: Config, embedder: Embedder | None = None) -> None:
         self.cfg = cfg
         self.collection = cfg.retrieval.milvus.collection
         self.client = connect(cfg)
@@ -68,6 +72,25 @@ class MilvusBackend:
     @property
     def size(self) -> int:
         return self._size
+
+    # -- what a Milvus collection is, as a SearchBackend ------------------------------------------
+    @property
+    def dense_ready(self) -> bool:
+        return True  # a collection is built with its dense vectors
+
+    @property
+    def corpus(self) -> CorpusWords | None:
+        return None  # no corpus-wide word counts kept here
+
+    def bm25_relevance(self, query: str, filters: Filters) -> float | None:
+        return None  # Milvus does not report the highest possible BM25 score
+
+    def snapshot(self) -> MilvusBackend:
+        return self  # one collection, searched as it is
+
+    @property
+    def loaded(self) -> MilvusBackend:
+        return self
 
     def close(self) -> None:
         """Close the client; for milvus-lite also stop this process' server for the database (so
@@ -138,7 +161,10 @@ class MilvusBackend:
             for row in rows
         ]
 
-    def _search(self, data, field: str, limit: int, filters: Filters, params: dict) -> list:
+    def _search(
+        self, data: str | list[float], field: str, limit: int, filters: Filters,
+        params: dict[str, Any],
+    ) -> list[dict[str, Any]]:
         expr = filter_expression(filters)
         try:
             result = self.client.search(
@@ -158,11 +184,12 @@ class MilvusBackend:
         return [h for h in result[0] if filters.is_empty() or filters.matches(_metadata(h))]
 
 
-def _metadata(hit: dict) -> dict:
-    return hit["entity"]["metadata"]
+def _metadata(hit: dict[str, Any]) -> dict[str, Any]:
+    metadata: dict[str, Any] = hit["entity"]["metadata"]
+    return metadata
 
 
-def _document(hit: dict, score: float) -> Document:
+def _document(hit: dict[str, Any], score: float) -> Document:
     meta = _metadata(hit)
     return Document(
         page_content=chunk_text(hit["entity"]["search_text"], meta),

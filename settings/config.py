@@ -93,12 +93,13 @@ class BM25Config(_Section):
         0.1, ge=0, description="weight of word-pair (phrase) BM25 added to the word score"
     )
     # While the dense index is still being built: refuse when the best BM25 match reaches less
-    # than this share of the question's highest possible score (measured: README)
+    # than this share of the question's highest possible score
+    # (measured: docs/measurements-retrieval.md)
     refusal_threshold: float = Field(0.343, ge=0, le=1)
 
 
 class MilvusConfig(_Section):
-    """The Milvus backend (``retrieval.backend: milvus``; see README "Scaling to all of PubMed").
+    """The Milvus backend (``retrieval.backend: milvus``; see docs/scaling.md).
 
     ``uri``: a path ending in ``.db`` is a local milvus-lite database (relative to this file);
     ``http(s)://host:19530`` is a Milvus server or cluster, authenticated with the token in the
@@ -116,7 +117,7 @@ class MilvusConfig(_Section):
     dense_index_params: dict[str, int] = Field(
         default_factory=lambda: {"M": 16, "efConstruction": 200}
     )
-    # ef 512: recall 0.997 of exact search on the 37k-chunk index (ef 128: 0.970, README)
+    # ef 512: recall 0.997 of exact search on the 37k-chunk index (ef 128: 0.970, docs/scaling.md)
     dense_search_params: dict[str, int] = Field(default_factory=lambda: {"ef": 512})
     # BM25: Milvus' analyzer replaces this project's biomedical tokenizer. milvus-lite knows only
     # the "standard" tokenizer (\w+, lower-cased, no stemming); a server also has "english".

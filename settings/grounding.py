@@ -2,7 +2,7 @@
 cfg.yaml (``answer.style`` and the thresholds of the support check).
 
 The values are the ones chosen on the PubMedQA DEV split (never test) with
-``python -m eval.grounding_tune`` (README "Grounding": the procedure and the figures).
+``python -m eval.grounding_tune`` (docs/measurements-answers.md: the procedure and the figures).
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ class EvidenceWeights(BaseModel):
 class GroundingSettings(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    # extractive for the 135M default (measured: README "Evidence-first answers"); a stronger
-    # model: auto or generative
+    # extractive for the 135M default (measured: docs/measurements-answers.md "Evidence-first
+    # answers"); a stronger model: auto or generative
     style: AnswerStyle = "extractive"
     weights: EvidenceWeights = EvidenceWeights()
     evidence_per_source: int = Field(2, ge=1, le=5)

@@ -1,7 +1,10 @@
-"""An in-memory stand-in for the retriever, for unit tests without an index.
+"""In-memory stand-ins for the search seams, for unit tests without an index.
 
-``FakeRetriever`` follows the ``retrievers`` contract (``retrieve``/``aretrieve`` returning an
-object with ``documents``, ``filters``, ``query``, ``empty``) with plain word-overlap scoring.
+``FakeRetriever`` follows :class:`retrievers.service.SearchService` (``retrieve``/``aretrieve``
+returning an object with ``documents``, ``filters``, ``query``, ``empty``) with plain word-overlap
+scoring; ``FakeBackendBase`` gives a test's fake :class:`retrievers.service.SearchBackend` the
+protocol's members it does not need (dense ready, no embedder, no corpus counts, relevance not
+measured, no whole abstracts, itself as its snapshot).
 """
 
 from __future__ import annotations
@@ -79,14 +82,55 @@ def make_doc(pmid: str, title: str, text: str, *, year: int = 2020, **extra: Any
     return Document(page_content=text, metadata=md)
 
 
+class FakeBackendBase:
+    """The :class:`retrievers.service.SearchBackend` members a test's fake backend leaves out."""
+
+    manifest = None
+    size = 0
+    dense_ready = True
+    embedder = None
+    corpus = None
+
+    def bm25_search(self, query: str, k: int, filters: Any) -> list[Document]:
+        return []
+
+    def dense_search(self, query: str, k: int, threshold: float, filters: Any) -> list[Document]:
+        return []
+
+    def bm25_relevance(self, query: str, filters: Any) -> float | None:
+        return None
+
+    def article_chunks(self, pmid: str) -> list[Document]:
+        return []
+
+    def snapshot(self) -> FakeBackendBase:
+        return self
+
+    @property
+    def loaded(self) -> FakeBackendBase:
+        return self
+
+
 class FakeRetriever:
     """Scores documents by shared content words; records every query it was asked."""
+
+    topk = 3  # what the follow-up fusion keeps by default
+    c = 60.0  # the RRF constant of the follow-up fusion
+    embedder = None  # grounding builds its own encoder (tests pass a FakeEncoder)
+    corpus = None  # no corpus-wide word counts
+    hybrid = True
 
     def __init__(self, documents: list[Document], *, k: int = 3, min_overlap: int = 1) -> None:
         self.documents = documents
         self.k = k
         self.min_overlap = min_overlap
         self.calls: list[tuple[str, Any]] = []
+
+    def article_chunks(self, pmid: str) -> list[Document]:
+        return []  # no whole abstracts: grounding reads the retrieved chunk
+
+    def snapshot(self) -> FakeBackendBase:
+        return FakeBackendBase()
 
     def retrieve(
         self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None

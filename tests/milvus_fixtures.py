@@ -24,6 +24,8 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 MILVUS_CODE = [
     "indexing/milvus_index.py",
+    "indexing/milvus_rows.py",
+    "indexing/milvus_sync.py",
     "indexing/milvus_store.py",
     "indexing/milvus_fields.py",
     "retrievers/milvus_filters.py",

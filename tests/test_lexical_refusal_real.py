@@ -29,6 +29,7 @@ from langchain_core.documents import Document
 from retrievers.hybrid import HybridRetriever
 from settings.config import Config, load_config
 from tests.conftest import REPO
+from tests.fake_retriever import FakeBackendBase
 
 DATA = REPO / "tests" / "data" / "bm25_refusal_scores.json"
 SHIPPED_CFG = REPO / "cfg.yaml"
@@ -41,7 +42,7 @@ EXPECTED = {
 }
 
 
-class NoSearch:
+class NoSearch(FakeBackendBase):
     """A search backend that is never searched: ``fuse_lexical`` gets the measured relevance."""
 
     manifest = None

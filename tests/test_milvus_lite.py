@@ -43,7 +43,7 @@ def test_collection_holds_every_chunk_of_the_faiss_index(
 ) -> None:
     from indexing.commands import stats
 
-    faiss_backend = small_retriever.retrievers[0].backend
+    faiss_backend = small_retriever.snapshot()
     stats_out = _capture(lambda: stats.run(small_milvus_cfg, argparse.Namespace(json=True)))
     data = json.loads(stats_out)
     assert data["backend"] == "milvus" and data["state"] == "complete"
@@ -55,7 +55,7 @@ def test_collection_holds_every_chunk_of_the_faiss_index(
 def test_documents_are_the_faiss_backends_documents(
     small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
-    faiss_backend = small_retriever.retrievers[0].backend
+    faiss_backend = small_retriever.snapshot()
     milvus = small_milvus_backend.dense_search(LACE, 10, 0.0, Filters())
     faiss = faiss_backend.dense_search(LACE, 10, 0.0, Filters())
     assert [d.id for d in milvus[:5]] == [d.id for d in faiss[:5]]
@@ -70,7 +70,7 @@ def test_documents_are_the_faiss_backends_documents(
 def test_article_chunks_are_the_faiss_backends(
     small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
-    faiss_backend = small_retriever.retrievers[0].backend
+    faiss_backend = small_retriever.snapshot()
     pmid = max({d.metadata["pmid"] for d in faiss_backend.docs},
                key=lambda p: len(faiss_backend.article_chunks(p)))
     want = faiss_backend.article_chunks(pmid)
@@ -135,7 +135,7 @@ def test_result_metadata_matches_the_faiss_backends(
 def test_filters_select_what_faiss_selects(
     filters: Filters, small_milvus_backend, small_retriever  # noqa: F811
 ) -> None:
-    faiss_backend = small_retriever.retrievers[0].backend
+    faiss_backend = small_retriever.snapshot()
     question = "Is childhood intelligence associated with adult health?"
     milvus_dense = small_milvus_backend.dense_search(question, 10, 0.0, filters)
     faiss_dense = faiss_backend.dense_search(question, 10, 0.0, filters)

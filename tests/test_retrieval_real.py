@@ -16,7 +16,7 @@ from tests.conftest import EVAL_DIR, REPO
 
 
 def test_a_dense_score_of_s_means_cosine_s(small_retriever) -> None:
-    backend = small_retriever.retrievers[1].backend
+    backend = small_retriever.snapshot()
     query = "working memory training in children"
     from retrievers.filters import Filters
 
@@ -140,7 +140,7 @@ def test_eval_retrieval_command_prints_the_json_shape(small_index_cfg, tmp_path)
 
 
 def test_article_chunks_returns_every_chunk_of_one_article_in_order(small_retriever) -> None:
-    backend = small_retriever.retrievers[0].backend
+    backend = small_retriever.snapshot()
     counts: dict[str, int] = {}
     for doc in backend.docs:
         counts[doc.metadata["pmid"]] = counts.get(doc.metadata["pmid"], 0) + 1

@@ -18,6 +18,7 @@ from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.hybrid import HybridRetriever
 from retrievers.keywords import rare_keywords
+from tests.fake_retriever import FakeBackendBase
 
 
 def doc(pmid: str, chunk: int = 0, score: float = 1.0, year: int = 2020) -> Document:
@@ -35,7 +36,7 @@ def doc(pmid: str, chunk: int = 0, score: float = 1.0, year: int = 2020) -> Docu
     )
 
 
-class FakeBackend:
+class FakeBackend(FakeBackendBase):
     """Returns fixed ranked lists; records the filters it was asked to apply."""
 
     def __init__(self, bm25: list[Document], dense: list[Document]) -> None:

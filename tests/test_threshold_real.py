@@ -30,6 +30,7 @@ from langchain_core.documents import Document
 from retrievers.hybrid import HybridRetriever, refuses
 from settings.config import Config, load_config
 from tests.conftest import REPO
+from tests.fake_retriever import FakeBackendBase
 
 DATA = REPO / "tests" / "data" / "threshold_scores.json"
 SHIPPED_CFG = REPO / "cfg.yaml"
@@ -45,7 +46,7 @@ KNOWN_LEAKS = {
 }
 
 
-class NoSearch:
+class NoSearch(FakeBackendBase):
     """A search backend that is never searched: ``fuse`` gets the measured hits directly."""
 
     manifest = None

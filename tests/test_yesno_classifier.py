@@ -32,6 +32,7 @@ from chains.verdict import (
 )
 from llms.capabilities import Capabilities
 from settings.config import Config
+from tests.fake_retriever import FakeBackendBase
 
 ABSTRACT = (
     "BACKGROUND: Statins lower cholesterol. We asked whether they prevent migraine. "
@@ -139,7 +140,7 @@ def test_calibration_file_keeps_the_classifier_and_survives_damage(tmp_path: Pat
     assert broken.method == "score" and broken.classifier is None
 
 
-class _Backend:
+class _Backend(FakeBackendBase):
     def __init__(self, docs: list[Document]) -> None:
         self.docs = docs
 
@@ -167,7 +168,6 @@ def test_article_tails_ask_the_retrievers_article_chunks() -> None:
 
     tails = ArticleTails(WithMethod())
     assert tails(_chunk("5", 0, "head")) == "tail" and tails(_chunk("6", 0, "x")) is None
-    assert ArticleTails(object())(_chunk("1", 0, "x")) is None
 
 
 def test_verdict_evidence_prefers_the_article_tail() -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from langchain_core.documents import Document
 from langchain_core.language_models import BaseChatModel
@@ -31,6 +30,7 @@ from chains.verdict.scoring import (
     yes_no_messages,
 )
 from llms.capabilities import as_scorer
+from retrievers.service import SearchService
 
 # room left for the verdict's few generated/scored tokens in the yes/no prompt's budget
 VERDICT_TOKENS = 80
@@ -54,7 +54,7 @@ class VerdictDecider:
         calibration: Calibration,
         *,
         context_window: int,
-        retriever: Any = None,
+        retriever: SearchService | None = None,
         method: Method | None = None,
         max_words: int | None = 160,
     ) -> VerdictDecider:

@@ -7,11 +7,11 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from langchain_core.documents import Document
 
 from grounding.terms import content_words as _content_words
+from retrievers.service import SearchService
 
 # ---- evidence selection -------------------------------------------------------------------------
 # A 135M model reads a few sentences far better than three abstracts: the verdict is taken from the
@@ -98,18 +98,17 @@ class ArticleTails:
     """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
     each article's best-matching chunk, which holds the conclusion only about half the time.
 
-    Asks the retriever's ``article_chunks(pmid)``; a retriever without it (a test double) leaves
-    the retrieved chunk as it is."""
+    Asks the retriever's ``article_chunks(pmid)``; an article it has no chunks of leaves the
+    retrieved chunk as it is."""
 
-    def __init__(self, retriever: Any) -> None:
-        by_pmid = getattr(retriever, "article_chunks", None)
-        self._article_chunks = by_pmid if callable(by_pmid) else None
+    def __init__(self, retriever: SearchService) -> None:
+        self._retriever = retriever
 
     def __call__(self, doc: Document) -> str | None:
         pmid = str(doc.metadata.get("pmid") or "")
-        if not pmid or self._article_chunks is None:
+        if not pmid:
             return None
-        chunks = list(self._article_chunks(pmid) or [])
+        chunks = self._retriever.article_chunks(pmid)
         if not chunks:
             return None
         last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))

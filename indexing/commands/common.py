@@ -7,6 +7,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
+from typing import Any
 
 from indexing.store import METADATA_SCHEMA, IndexMissingError, open_current
 from settings.errors import UserFacingError
@@ -61,16 +62,20 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
     from ingest.corpus import ensure_corpus, find_corpus_files, load_corpus
 
     extra: dict = {}
+    build_index: Callable[..., Any]  # -> the engine's manifest
     if cfg.retrieval.backend == "milvus":
-        from indexing.milvus_index import build_milvus_index as build_index
+        from indexing.milvus_index import build_milvus_index
 
+        build_index = build_milvus_index
         extra["append"] = getattr(args, "append", False)
     elif getattr(args, "append", False):
         raise UserFacingError(
             "--append needs retrieval.backend: milvus (a FAISS index is rebuilt as a whole)"
         )
     else:
-        from indexing.build import build_index
+        from indexing.build import build_index as build_faiss_index
+
+        build_index = build_faiss_index
 
     started = time.perf_counter()
     # Downloading is never a side effect of indexing: only `--fetch-if-empty` (make run) or

@@ -37,6 +37,8 @@ class FakeAssistant:
     synchronous model call would), so a test can tell whether it runs off the caller's loop.
     """
 
+    retriever = None  # no search: the chat shows no retrieval line
+
     def __init__(self, tokens: list[str] | None = None, token_delay: float = 0.0,
                  blocking: bool = False, sources: list[Source] | None = None) -> None:
         self.tokens = tokens if tokens is not None else [
