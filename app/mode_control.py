@@ -51,6 +51,16 @@ def mode_for_message(command: str | None, default: str) -> tuple[str, bool]:
     return mode, False
 
 
+def mode_after_resume(mode: str, default: str, resumed: str | None) -> str:
+    """The mode of the first question in a conversation reopened from the sidebar. The page
+    keeps the button it had highlighted (a new chat's default) and the server cannot change it,
+    so a question sent with the default's button continues in the conversation's stored mode;
+    any other button is the user's choice."""
+    if resumed and mode == default:
+        return resumed
+    return mode
+
+
 async def show_mode_buttons(selected: str) -> None:
     """Send the buttons to this chat's page, ``selected`` highlighted (when none is)."""
     import chainlit as cl

@@ -24,7 +24,7 @@ from chainlit.utils import utc_now  # noqa: E402
 from app import auth, dense_build  # noqa: E402
 from app import history as saved  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
-from app.mode_control import mode_for_message, show_mode_buttons  # noqa: E402
+from app.mode_control import mode_after_resume, mode_for_message, show_mode_buttons  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
 from app.render import (  # noqa: E402
@@ -206,6 +206,7 @@ async def _chat_resume(thread: Any) -> None:
     from what was stored (not from the browser), so a follow-up continues it."""
     mode, turns = saved.resumed(thread, app_config().chains.mode, HISTORY_LIMIT)
     cl.user_session.set("mode", mode)
+    cl.user_session.set("resumed_mode", mode)
     cl.user_session.set("history", turns)
     log.info("conversation resumed: %d turns, mode %s", len(turns), mode)
     await _show_index_status()
@@ -232,8 +233,10 @@ async def _on_message(message: cl.Message) -> None:
     try:
         # length, control characters: checked before any work, with a message at once
         question = validate_question(message.content, app_config().chains.max_question_chars)
-        mode, unselected = mode_for_message(getattr(message, "command", None),
-                                             app_config().chains.mode)
+        default = app_config().chains.mode
+        mode, unselected = mode_for_message(getattr(message, "command", None), default)
+        mode = mode_after_resume(mode, default, cl.user_session.get("resumed_mode"))
+        cl.user_session.set("resumed_mode", None)
         cl.user_session.set("mode", mode)
         if unselected:  # no mode button was highlighted: highlight the one answering
             await show_mode_buttons(mode)

@@ -292,7 +292,8 @@ def run(cfg, args: argparse.Namespace) -> int:
             meta = [d.metadata for d in faiss_backend.docs]
             report["filtered_scale"] = bench_filtered_scale(base, meta, queries[:30],
                                                             args.filter_sizes)
-    if faiss_backend is not None and store is not None and embedder is not None and not args.only_filtered:
+    if (faiss_backend is not None and store is not None and embedder is not None
+            and not args.only_filtered):
         index = store.index
         base = index.reconstruct_n(0, index.ntotal)
         queries = np.stack([embedder.embed_query_array(q) for q in questions[:100]])

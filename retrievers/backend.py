@@ -137,8 +137,9 @@ class FaissBM25Backend:
         if self.vectorstore is None or (mask is not None and not mask.any()):
             return []
         if mask is not None:  # searched inside FAISS, the mask as an ID selector
-            query_vector = np.asarray(self.vectorstore.embedding_function.embed_query(query),
-                                      dtype=np.float32)
+            if self.embedder is None:
+                return []
+            query_vector = np.asarray(self.embedder.embed_query(query), dtype=np.float32)
             hits = filtered_search(self.vectorstore.index, query_vector, mask, k, threshold,
                                    self.filter_index.chunk_article)
             return [_with_score(self.docs[row], score) for row, score in hits]

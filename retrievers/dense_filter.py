@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 import faiss
 import numpy as np
@@ -37,10 +38,10 @@ MASK_CACHE = 8  # masks kept (FilterIndex.mask)
 class FilterIndex:
     """Per-chunk arrays for the question filters of one loaded index."""
 
-    def __init__(self, metadata: Sequence[dict]) -> None:
+    def __init__(self, metadata: Sequence[dict[str, Any]]) -> None:
         article_of: dict[str, int] = {}
         chunk_article = np.empty(len(metadata), dtype=np.int64)
-        firsts: list[dict] = []
+        firsts: list[dict[str, Any]] = []
         for row, meta in enumerate(metadata):
             pmid = str(meta.get("pmid", ""))
             a = article_of.get(pmid)
@@ -134,7 +135,7 @@ class FilterIndex:
         return out
 
 
-def _joined(texts) -> tuple[str, np.ndarray]:
+def _joined(texts: Iterable[str]) -> tuple[str, np.ndarray]:
     """One string of ``texts`` separated by ``_ARTICLE_SEP`` (newlines inside a text become
     spaces, so no match crosses an article) and where each text starts."""
     parts = [t.replace(_ARTICLE_SEP, " ") for t in texts]
@@ -143,7 +144,7 @@ def _joined(texts) -> tuple[str, np.ndarray]:
     return _ARTICLE_SEP.join(parts), starts
 
 
-def selector(mask: np.ndarray) -> tuple[faiss.SearchParameters, tuple]:
+def selector(mask: np.ndarray) -> tuple[faiss.SearchParameters, tuple[Any, ...]]:
     """FAISS search parameters restricting a search to ``mask``'s rows, and what they point
     into (the bitmap and the selector: keep them alive while searching, FAISS holds pointers)."""
     bits = np.packbits(mask, bitorder="little")

@@ -59,7 +59,7 @@ _JOURNAL_WORD = r"\bin\s+the\s+journal\s+"
 _KNOWN = "|".join(sorted((re.escape(k) for k in _KNOWN_JOURNALS), key=len, reverse=True))
 
 
-def evidence_matches(filters: Any, metadata: dict) -> bool:
+def evidence_matches(filters: Any, metadata: dict[str, Any]) -> bool:
     """The design, species and journal part of :meth:`retrievers.filters.Filters.matches`."""
     design = metadata.get("design")
     if filters.designs and design not in filters.designs:
@@ -105,7 +105,7 @@ def take_evidence(p: Any) -> None:
 
 
 def _take_journal(p: Any) -> None:
-    def named(m: re.Match) -> str:
+    def named(m: re.Match[str]) -> str:
         name = m[1].strip(" .")
         p.filters["journal"] = _KNOWN_JOURNALS.get(name, name)
         return " "

@@ -133,3 +133,13 @@ def test_without_the_toy_mode_the_commands_refuse_it() -> None:
 def test_the_tables_helpers() -> None:
     assert modes.mode_names() == ("plain", "conversational", "multi-query")
     assert modes.mode_labels()["plain"] == "Plain"
+
+
+def test_the_first_question_of_a_reopened_conversation_keeps_its_stored_mode() -> None:
+    from app import mode_control
+
+    # the page still highlights the new chat's default: the conversation's own mode continues it
+    assert mode_control.mode_after_resume("plain", "plain", "conversational") == "conversational"
+    # another button is the user's choice; no resume, no change
+    assert mode_control.mode_after_resume("multi-query", "plain", "conversational") == "multi-query"
+    assert mode_control.mode_after_resume("plain", "plain", None) == "plain"

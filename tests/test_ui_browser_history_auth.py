@@ -67,7 +67,7 @@ def sign_in(browser: Any, server: Server, name: str, password: str) -> ChatPage:
     chat.page.fill("#password", password)
     chat.page.keyboard.press("Enter")
     chat.page.wait_for_selector("#chat-input", timeout=60_000)
-    chat.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+    chat.selected_mode_button().wait_for(timeout=60_000)
     return chat
 
 
@@ -121,7 +121,7 @@ def test_a_user_cannot_open_another_users_conversation_by_its_id(
         assert question not in alice.page.content()
         # alice's own conversation works and is hers alone
         alice.page.goto(shared.url)
-        alice.page.wait_for_selector("#chat-settings-open-modal", timeout=60_000)
+        alice.selected_mode_button().wait_for(timeout=60_000)
         alice.ask("Is alice's question answered?")
         alice.page.wait_for_url("**/thread/*", timeout=60_000)
         assert "Is alice's question answered?" in alice.user_messages()
