@@ -102,7 +102,7 @@ def test_one_click_switches_the_mode_and_new_chat_forgets_the_conversation(
     step = chat.last_search_step()
     assert "Rewritten question:" in step and "working memory" in step, step
 
-    page.click("#new-chat-button")
+    chat.click_on_screen("#new-chat-button")  # the closed sidebar holds a second one
     page.get_by_role("button", name="Confirm").click()
     page.locator("#starters").wait_for()
     chat.set_mode("conversational")
