@@ -15,6 +15,7 @@ from chains.question_checks import parse_history, validate_question
 from chains.references import EXPORTS, vancouver_list
 from chains.result import AnswerResult, DoneEvent, TokenEvent
 from ingest.text import strip_unsafe
+from retrievers.filters import Filters
 from settings.config import Config
 
 JSON_SOURCE_FIELDS = (
@@ -118,7 +119,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     if result.searched_question != result.question:
         _print(f"\nSearched: {result.searched_question}")
     if result.filters:
-        _print(f"Filters: {result.filters}")
+        _print(f"Filters: {Filters(**result.filters).describe()}")
     if result.key_findings():
         _print("\nKey findings:\n" + format_findings(result))
     if result.sources:

@@ -230,3 +230,9 @@ def test_ask_text_output_ends_with_the_vancouver_references(small_cfg_file: Path
     sources = out.split("\nSources:\n", 1)[1].split("\nReferences:", 1)[0]
     assert len(refs) == sources.count("https://pubmed.ncbi.nlm.nih.gov/")
     assert all(re.match(rf"{i}\. .+\. PMID: \d+\.$", r) for i, r in enumerate(refs, 1)), refs
+
+
+def test_ask_text_output_names_the_filters_in_words(small_cfg_file: Path) -> None:
+    out = _ask(small_cfg_file, "Is intelligence heritable? RCTs only, after 2015")
+    line = next(x for x in out.splitlines() if x.startswith("Filters: "))
+    assert line == "Filters: year >= 2016, design: RCT", line  # not the raw dict
