@@ -21,8 +21,7 @@ from tests.browser.harness import (
     ChatPage,
     Server,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 from tests.helpers import REFUSAL
 
@@ -38,10 +37,8 @@ def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> It
     folder = tmp_path_factory.mktemp("ui_real")
     # answer.style auto: the model writes, so answers stream token by token (the default
     # extractive style is in the chat of tests/test_ui_browser_gpt4all.py and the e2e tests)
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml",
-                            {"llm": {"max_new_tokens": 48}, "answer": {"style": "auto"}})
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log", audit_log=folder / "net.log") as srv:
+    edit = {"llm": {"max_new_tokens": 48}, "answer": {"style": "auto"}}
+    with serving_chat(small_index_cfg, folder, edit, audit=True) as srv:
         yield srv
 
 
@@ -179,10 +176,8 @@ def test_off_topic_question_is_refused(chat: ChatPage) -> None:
 
 def test_model_that_fails_to_load_gives_a_friendly_message(
         browser: Any, small_index_cfg: Any, tmp_path: Path) -> None:
-    cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml",
-                            {"llm": {"model_path": str(tmp_path / "missing.gguf")}})
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, tmp_path / "server.log") as srv:
+    edit = {"llm": {"model_path": str(tmp_path / "missing.gguf")}}
+    with serving_chat(small_index_cfg, tmp_path, edit) as srv:
         chat = ChatPage(browser, srv.url).open()
         try:
             notice = chat.page.get_by_text("The language model could not be loaded.")

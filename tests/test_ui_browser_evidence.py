@@ -16,8 +16,7 @@ from tests.browser.harness import (
     Server,
     chromium,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 from tests.evidence_fixtures import RETRACTED_PMID, evidence_index_cfg  # noqa: F401 - fixture
 
@@ -31,9 +30,7 @@ def server(evidence_index_cfg: Any,  # noqa: F811
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     require_chromium()
     folder = tmp_path_factory.mktemp("ui_evidence")
-    cfg = write_test_config(evidence_index_cfg, folder / "cfg.yaml")
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    with serving_chat(evidence_index_cfg, folder) as srv:
         yield srv
 
 

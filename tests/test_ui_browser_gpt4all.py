@@ -18,8 +18,7 @@ from tests.browser.harness import (
     Server,
     chromium,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 
 pytestmark = [
@@ -45,9 +44,7 @@ def server(
     require_chromium()
     folder = tmp_path_factory.mktemp(f"ui_{request.param}")
     edit = {"llm": {"backend": request.param}, "answer": {"style": "auto"}}
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", edit)
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    with serving_chat(small_index_cfg, folder, edit) as srv:
         yield srv, request.param
 
 

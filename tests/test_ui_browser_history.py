@@ -26,8 +26,7 @@ from tests.browser.harness import (
     ChatPage,
     Server,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,10 +42,8 @@ def served(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory
            ) -> Iterator[tuple[Server, Path]]:
     require_chromium()
     folder = tmp_path_factory.mktemp("ui_history")
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml", {"llm": {"max_new_tokens": 32}})
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log", audit_log=folder / "net.log") as srv:
-        yield srv, cfg
+    with serving_chat(small_index_cfg, folder, {"llm": {"max_new_tokens": 32}}, audit=True) as srv:
+        yield srv, folder / "cfg.yaml"
 
 
 def _thread_id(chat: ChatPage) -> str:

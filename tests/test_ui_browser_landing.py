@@ -20,8 +20,7 @@ from tests.browser.harness import (
     ChatPage,
     Server,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -37,9 +36,7 @@ MULTI = ("What is suggested about the relationship between ubiquinone levels and
 def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     require_chromium()
     folder = tmp_path_factory.mktemp("ui_landing")
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml")
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    with serving_chat(small_index_cfg, folder) as srv:
         yield srv
 
 

@@ -22,8 +22,7 @@ from tests.browser.harness import (
     Server,
     chromium,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -43,11 +42,8 @@ LOG_WAIT_S = 300  # bound on the model noticing; a generation left running ends 
 def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     require_chromium()
     folder = tmp_path_factory.mktemp("ui_stop")
-    cfg = write_test_config(small_index_cfg, folder / "cfg.yaml",
-                            {"llm": {"max_new_tokens": MAX_NEW_TOKENS},
-                             "answer": {"style": "auto"}})
-    args = ["-m", "app", "--config", str(cfg), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    edit = {"llm": {"max_new_tokens": MAX_NEW_TOKENS}, "answer": {"style": "auto"}}
+    with serving_chat(small_index_cfg, folder, edit) as srv:
         yield srv
 
 

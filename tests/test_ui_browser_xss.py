@@ -18,8 +18,7 @@ from tests.browser.harness import (
     ChatPage,
     Server,
     require_chromium,
-    running_server,
-    write_test_config,
+    serving_chat,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,9 +52,7 @@ def server(shared_articles: list[Article],
     })
     others = [a for a in shared_articles if not TOPICAL.search(a.title + " " + a.abstract)][:20]
     build_index(cfg, [*others, malicious_article()])
-    cfg_path = write_test_config(cfg, folder / "cfg.yaml", {"llm": {"max_new_tokens": 16}})
-    args = ["-m", "app", "--config", str(cfg_path), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log") as srv:
+    with serving_chat(cfg, folder, {"llm": {"max_new_tokens": 16}}) as srv:
         yield srv
 
 

@@ -165,6 +165,19 @@ class Server:
 
 
 @contextmanager
+def serving_chat(cfg: Config, folder: Path, overrides: dict[str, Any] | None = None, *,
+                 audit: bool = False) -> Iterator[Server]:
+    """The real chat server (``python -m app serve``) on ``cfg`` with ``overrides``: its config
+    written to ``folder/cfg.yaml``, its log to ``folder/server.log`` and, with ``audit``, its
+    attempts to reach other hosts to ``folder/net.log``."""
+    path = write_test_config(cfg, folder / "cfg.yaml", overrides)
+    args = ["-m", "app", "--config", str(path), "serve", "--port", "{port}"]
+    with running_server(args, folder / "server.log",
+                        audit_log=folder / "net.log" if audit else None) as server:
+        yield server
+
+
+@contextmanager
 def running_server(args: list[str], log_path: Path, env: dict[str, str] | None = None,
                    audit_log: Path | None = None) -> Iterator[Server]:
     """Start ``python <args>`` (``{port}`` in an argument becomes a free port), wait until it
