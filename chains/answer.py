@@ -89,7 +89,7 @@ def to_source(
     )
 
 
-def evidence_fields(md: dict) -> dict:
+def evidence_fields(md: dict[str, Any]) -> dict[str, Any]:
     """The :class:`Source` fields of the chunk's schema-2 metadata (absent ones left default)."""
     def text(key: str) -> str | None:
         value = md.get(key)
@@ -108,7 +108,7 @@ def evidence_fields(md: dict) -> dict:
     }
 
 
-def filters_dict(filters: Any) -> dict:
+def filters_dict(filters: Any) -> dict[str, Any]:
     if filters is None:
         return {}
     if hasattr(filters, "as_dict"):
@@ -126,7 +126,7 @@ def verdict_prefix(verdict: str | None) -> str:
 
 def make_fit_step(
     template: str, count_tokens: TokenCounter, budget: Callable[[], int], *, writes: bool = True
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """Turn -> Turn with ``documents`` cut to what fits and the answer ``messages``. When the LLM
     ``writes`` no answer (:attr:`AnswerPolicy.writes` false: the extractive style) there is no
     prompt to fit, and counting its tokens would load the model for nothing."""
@@ -156,13 +156,13 @@ def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
 
 
 def make_stream_step(
-    answer: Runnable,
+    answer: Runnable[Any, Any],
     refusal: str,
     policy: AnswerPolicy,
     timeout_s: float | None = None,
     settings: GroundingSettings | None = None,
     corpus: CorpusTerms | None = None,
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """Turn -> events: the sources, the displayed answer pieces, the result. A refused turn
     (nothing retrieved) streams the refusal without calling the LLM; so do the extractive style
     and abstention (:class:`chains.grounded.AnswerWriter`). Generation stops after
@@ -259,7 +259,7 @@ def make_stream_step(
     return RunnableLambda(stream).with_config(run_name="stream_answer")
 
 
-def event_postprocessor(transform: EventTransform, name: str) -> Runnable:
+def event_postprocessor(transform: EventTransform, name: str) -> Runnable[Any, Any]:
     """A named step over the event stream (``AsyncIterator[event] -> AsyncIterator[event]``)."""
     return RunnableGenerator(transform).with_config(run_name=name)
 
@@ -288,7 +288,7 @@ async def _clean_citations(events: AsyncIterator[AnswerEvent]) -> AsyncIterator[
             yield event
 
 
-def make_citation_step() -> Runnable:
+def make_citation_step() -> Runnable[Any, Any]:
     return event_postprocessor(_clean_citations, "clean_citations")
 
 
@@ -297,18 +297,18 @@ def build_answer_tail(
     template: str,
     count_tokens: TokenCounter,
     budget: Callable[[], int],
-    answer: Runnable,
+    answer: Runnable[Any, Any],
     refusal: str,
     encoder: EncoderProvider,
     policy: AnswerPolicy,
     article_text: ArticleTexts | None = None,
     settings: GroundingSettings | None = None,
     timeout_s: float | None = None,
-    postprocessors: Sequence[Runnable] = (),
+    postprocessors: Sequence[Runnable[Any, Any]] = (),
     corpus: CorpusTerms | None = None,
     classify_stance: StanceClassifier | None = None,
-    lead: Runnable | None = None,
-) -> Runnable:
+    lead: Runnable[Any, Any] | None = None,
+) -> Runnable[Any, Any]:
     """Turn -> events (see the module docstring). ``lead``: the ``decide_lead`` step
     (:func:`chains.lead.make_lead_step`); without it the lead is the stances' always.
     ``policy``: how the answer is made (:class:`chains.policy.AnswerPolicy`, resolved once by

@@ -79,7 +79,7 @@ class Assistant:
         llm: BaseChatModel | None = None,
         *,
         count_tokens: TokenCounter | None = None,
-        postprocessors: Sequence[Runnable] = (),
+        postprocessors: Sequence[Runnable[Any, Any]] = (),
         encoder: SentenceEncoder | None = None,
     ) -> None:
         self.cfg = cfg
@@ -102,7 +102,7 @@ class Assistant:
         retriever: SearchService | None = None,
         llm: BaseChatModel | None = None,
         count_tokens: TokenCounter | None = None,
-        postprocessors: Sequence[Runnable] = (),
+        postprocessors: Sequence[Runnable[Any, Any]] = (),
         encoder: SentenceEncoder | None = None,
     ) -> Assistant:
         """Load what is not given: the retriever now (fails fast without an index), the LLM
@@ -147,7 +147,9 @@ class Assistant:
         return self._count_tokens(messages)
 
     # ---- the chains ---------------------------------------------------------------------------
-    def _build_chains(self, postprocessors: Sequence[Runnable]) -> dict[str, Runnable]:
+    def _build_chains(
+        self, postprocessors: Sequence[Runnable[Any, Any]]
+    ) -> dict[str, Runnable[Any, Any]]:
         cfg = self.cfg
         prompts = self.prompts
         policy = self.policy
@@ -250,4 +252,5 @@ class Assistant:
         th.join()
         if "e" in box:
             raise box["e"]
-        return box["r"]
+        result: AnswerResult = box["r"]
+        return result

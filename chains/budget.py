@@ -41,7 +41,7 @@ def fit_prompt(
     are already cut to the bone, the question itself is shortened last: the prompt always fits."""
     docs = list(documents)
     hist = list(history)
-    args: tuple = () if question is None else (question,)
+    args: tuple[str, ...] = () if question is None else (question,)
     build = _with_question(build, args)
     msgs = build(docs, hist)
     tokens = count(msgs)
@@ -81,7 +81,7 @@ def fit_prompt(
     return Fitted(msgs, docs, hist, tokens, dropped_docs, dropped_turns, truncated)
 
 
-def _with_question(build: MessageBuilder, args: tuple) -> MessageBuilder:
+def _with_question(build: MessageBuilder, args: tuple[str, ...]) -> MessageBuilder:
     def bound(docs: list[Document], hist: list[tuple[str, str]]) -> list[BaseMessage]:
         return build(docs, hist, *args)
 

@@ -9,6 +9,7 @@ import asyncio
 import json
 import re
 import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 from chains.modes import mode_names
 from chains.question_checks import parse_history, validate_question
@@ -17,6 +18,9 @@ from chains.result import AnswerResult, DoneEvent, TokenEvent
 from ingest.text import strip_unsafe
 from retrievers.filters import Filters
 from settings.config import Config
+
+if TYPE_CHECKING:
+    from chains.assistant import Assistant
 
 JSON_SOURCE_FIELDS = (
     "n", "pmid", "title", "url", "year", "journal", "authors", "confidence", "passage",
@@ -43,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def result_json(result: AnswerResult) -> dict:
+def result_json(result: AnswerResult) -> dict[str, Any]:
     data = result.model_dump()
     data["sources"] = [{k: s.model_dump()[k] for k in JSON_SOURCE_FIELDS} for s in result.sources]
     return data
@@ -80,7 +84,13 @@ def _print(text: str = "") -> None:
     print(strip_unsafe(text))
 
 
-async def _stream(assistant, question: str, mode: str, history, out) -> AnswerResult:
+async def _stream(
+    assistant: Assistant,
+    question: str,
+    mode: str,
+    history: list[tuple[str, str]] | None,
+    out: TextIO | None,
+) -> AnswerResult:
     result: AnswerResult | None = None
     async for event in assistant.astream(question, mode=mode, history=history):
         if isinstance(event, TokenEvent) and out is not None:

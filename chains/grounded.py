@@ -48,7 +48,7 @@ def make_evidence_step(
     settings: GroundingSettings,
     corpus: CorpusTerms | None = None,
     classify: StanceClassifier | None = None,
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """Turn -> Turn with ``pool`` (whole abstracts, split and embedded in one batch),
     ``evidence`` (per source, its key findings), ``judgement`` (does any source address the
     question's essential concepts; each addressing source's stance; the verdict, if the

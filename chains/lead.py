@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
@@ -111,7 +112,7 @@ def make_lead_step(
     settings: GroundingSettings,
     policy: AnswerPolicy,
     timeout_s: float | None = None,
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """Turn -> Turn: :func:`decide_lead` as a chain step (after ``find_evidence``)."""
 
     async def decide(turn: Turn) -> Turn:

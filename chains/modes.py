@@ -50,16 +50,16 @@ if TYPE_CHECKING:
 class ModeParts:
     """The steps the modes are composed of (see :mod:`chains.steps`, :mod:`chains.answer`)."""
 
-    retrieve: Runnable  # {"question", "filters"?} -> Retrieval
-    rewrite: Runnable  # {"question", "history"} -> {"question", "raw", "fallback"}
-    followup_search: Runnable  # Turn with history -> Turn (see make_followup_search_step)
-    generate_queries: Runnable  # {"question"} -> [sub-query, ...]
-    answer_tail: Runnable  # Turn -> events
+    retrieve: Runnable[Any, Any]  # {"question", "filters"?} -> Retrieval
+    rewrite: Runnable[Any, Any]  # {"question", "history"} -> {"question", "raw", "fallback"}
+    followup_search: Runnable[Any, Any]  # Turn with history -> Turn (see make_followup_search_step)
+    generate_queries: Runnable[Any, Any]  # {"question"} -> [sub-query, ...]
+    answer_tail: Runnable[Any, Any]  # Turn -> events
     rrf_c: float  # RRF constant for fusing the sub-queries' results
     n_sources: int  # sources kept after that fusion (retrieval.topk_rrf)
 
 
-def timed(key: str, step: Runnable, run_name: str) -> Runnable:
+def timed(key: str, step: Runnable[Any, Any], run_name: str) -> Runnable[Any, Any]:
     """Turn -> ``step(turn)`` with the step's seconds recorded as ``timings[key]``."""
 
     def stamp(out: Turn, t0: float) -> Turn:
@@ -77,7 +77,7 @@ def timed(key: str, step: Runnable, run_name: str) -> Runnable:
     return RunnableLambda(_sync, afunc=_async).with_config(run_name=run_name)
 
 
-def make_search_step(retrieve: Runnable) -> Runnable:
+def make_search_step(retrieve: Runnable[Any, Any]) -> Runnable[Any, Any]:
     """Turn -> Turn with ``searched_question``, ``filters``, ``documents`` and ``refused``."""
 
     def unpack(turn: dict[str, Any]) -> Turn:
@@ -104,12 +104,12 @@ def make_search_step(retrieve: Runnable) -> Runnable:
 
 def make_followup_search_step(
     retriever: SearchService,
-    rewrite: Runnable,
+    rewrite: Runnable[Any, Any],
     *,
     use_llm_rewrite: bool,
     prior_weight: float,
     corpus: CorpusTerms | None = None,
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """Turn with history -> Turn: the follow-up is searched as written and in the context of the
     previous question, and both lists are fused (:func:`retrievers.followup.aretrieve_followup`),
     so a follow-up that changed topic still finds its own articles. The context form is the LLM's
@@ -161,7 +161,7 @@ def make_followup_search_step(
     return RunnableLambda(search).with_config(run_name="followup_search")
 
 
-def make_expand_step(parts: ModeParts) -> Runnable:
+def make_expand_step(parts: ModeParts) -> Runnable[Any, Any]:
     """Multi-query: the LLM's alternative queries are searched (in one batch, with the original
     question's filters) and every result list is fused with the original one by RRF."""
 
@@ -191,11 +191,11 @@ def make_expand_step(parts: ModeParts) -> Runnable:
     ).with_config(run_name="expand_queries")
 
 
-def build_plain_chain(parts: ModeParts) -> Runnable:
+def build_plain_chain(parts: ModeParts) -> Runnable[Any, Any]:
     return (make_search_step(parts.retrieve) | parts.answer_tail).with_config(run_name="plain")
 
 
-def build_conversational_chain(parts: ModeParts) -> Runnable:
+def build_conversational_chain(parts: ModeParts) -> Runnable[Any, Any]:
     search = RunnableBranch(
         (lambda turn: bool(turn.get("history")), parts.followup_search),
         make_search_step(parts.retrieve),
@@ -203,7 +203,7 @@ def build_conversational_chain(parts: ModeParts) -> Runnable:
     return (search | parts.answer_tail).with_config(run_name="conversational")
 
 
-def build_multi_query_chain(parts: ModeParts) -> Runnable:
+def build_multi_query_chain(parts: ModeParts) -> Runnable[Any, Any]:
     return (
         make_search_step(parts.retrieve) | make_expand_step(parts) | parts.answer_tail
     ).with_config(run_name="multi-query")
@@ -216,7 +216,7 @@ class ModeSpec:
 
     name: str
     label: str
-    builder: Callable[[ModeParts], Runnable]
+    builder: Callable[[ModeParts], Runnable[Any, Any]]
     summary: str  # what it does, for the chat's mode buttons ("plain answers each question ...")
     button: str = ""  # the chat's one-word mode button beside the message box (default: label)
 
@@ -271,6 +271,6 @@ def mode_buttons() -> dict[str, str]:
     return {spec.name: spec.button_text for spec in MODE_TABLE}
 
 
-def build_mode_chains(parts: ModeParts) -> dict[str, Runnable]:
+def build_mode_chains(parts: ModeParts) -> dict[str, Runnable[Any, Any]]:
     """mode name -> its runnable, one per row of :data:`MODE_TABLE`."""
     return {spec.name: spec.builder(parts) for spec in MODE_TABLE}

@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import bibtexparser
 import rispy
@@ -133,9 +134,9 @@ def page_range(pages: str) -> tuple[str, str]:
     return first, last
 
 
-def _ris_entry(s: Source) -> dict:
+def _ris_entry(s: Source) -> dict[str, Any]:
     first, last = page_range(s.pages)
-    entry: dict = {
+    entry: dict[str, Any] = {
         "type_of_reference": "JOUR",
         "authors": [p.inverted() for p in people(s)],
         "title": " ".join(s.title.split()),
@@ -157,7 +158,7 @@ def _ris_entry(s: Source) -> dict:
     return {k: v for k, v in entry.items() if v}
 
 
-class _PlainRisWriter(rispy.RisWriter):
+class _PlainRisWriter(rispy.RisWriter):  # type: ignore[misc]  # rispy is untyped: RisWriter is Any
     """rispy's writer without its ``1.`` line before each record (not an RIS tag line)."""
 
     def set_header(self, count: int) -> str:
@@ -167,7 +168,8 @@ class _PlainRisWriter(rispy.RisWriter):
 def to_ris(sources: Sequence[Source]) -> str:
     """The sources as an RIS file (one ``TY - JOUR`` record each), written by rispy."""
     entries = [_ris_entry(s) for s in sorted(sources, key=lambda s: s.n)]
-    return rispy.dumps(entries, implementation=_PlainRisWriter)
+    text: str = rispy.dumps(entries, implementation=_PlainRisWriter)  # rispy is untyped
+    return text
 
 
 def latex_escape(text: str) -> str:

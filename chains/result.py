@@ -5,7 +5,7 @@ This is the contract between the chains and their consumers (CLI, eval, Chainlit
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -102,7 +102,7 @@ class AnswerResult(BaseModel):
     question: str
     searched_question: str
     sub_queries: list[str] = Field(default_factory=list)
-    filters: dict = Field(default_factory=dict)
+    filters: dict[Any, Any] = Field(default_factory=dict)  # validated as a bare dict was
     sources: list[Source] = Field(default_factory=list)
     refused: bool = False
     verdict: Literal["yes", "no", "maybe"] | None = None
@@ -136,7 +136,7 @@ class PreparedEvent(BaseModel):
     type: Literal["prepared"] = "prepared"
     searched_question: str
     sub_queries: list[str] = Field(default_factory=list)
-    filters: dict = Field(default_factory=dict)
+    filters: dict[Any, Any] = Field(default_factory=dict)  # validated as a bare dict was
     sources: list[Source] = Field(default_factory=list)
     rewrite: str = "unchanged"  # one of retrievers.followup.PATHS
 

@@ -66,18 +66,18 @@ def answer_messages(
 
 def model_step(
     model: ModelProvider, *, max_tokens: int | None = None, run_name: str = "llm"
-) -> Runnable:
+) -> Runnable[Any, Any]:
     """The chat model as a step, resolved when it first runs (a Runnable returned by a
     ``RunnableLambda`` is invoked, or streamed, with the same input)."""
 
-    def pick(_input: Any) -> Runnable:
+    def pick(_input: Any) -> Runnable[Any, Any]:
         llm = model()
         return with_max_tokens(llm, max_tokens) if max_tokens else llm
 
     return RunnableLambda(pick).with_config(run_name=run_name)
 
 
-def make_retrieve_step(retriever: SearchService) -> Runnable:
+def make_retrieve_step(retriever: SearchService) -> Runnable[Any, Any]:
     """``{"question", "filters"?, "k"?}`` -> the retriever's ``Retrieval``."""
 
     def _sync(inp: dict[str, Any]) -> Retrieval:
@@ -91,7 +91,7 @@ def make_retrieve_step(retriever: SearchService) -> Runnable:
     return RunnableLambda(_sync, afunc=_async).with_config(run_name="retrieve")
 
 
-def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
+def make_rewrite_step(model: ModelProvider, template: str) -> Runnable[Any, Any]:
     """``{"question", "history": [(user, assistant)]}`` -> ``{"question", "raw", "fallback"}``.
 
     The LLM writes a standalone question; :func:`chains.queries.guard_rewrite` keeps it only when
@@ -106,7 +106,7 @@ def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
         prompt | model_step(model, max_tokens=48, run_name="rewrite_model") | StrOutputParser()
     ).with_config(run_name="rewrite_llm")
 
-    def guard(inp: dict) -> dict:
+    def guard(inp: dict[str, Any]) -> dict[str, Any]:
         previous = [u for u, _ in inp["history"]]
         question, fallback = guard_rewrite(inp["question"], inp["raw"], previous)
         return {"question": question, "raw": inp["raw"], "fallback": fallback}
@@ -117,7 +117,7 @@ def make_rewrite_step(model: ModelProvider, template: str) -> Runnable:
     ).with_config(run_name="rewrite_question")
 
 
-def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnable:
+def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnable[Any, Any]:
     """``{"question"}`` -> up to ``n`` alternative queries (parsed robustly, never the original)."""
     def queries_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
         return [HumanMessage(render(template, question=inp["question"], n=n))]
@@ -139,12 +139,12 @@ def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnab
     )
 
 
-def make_answer_step(model: ModelProvider) -> Runnable:
+def make_answer_step(model: ModelProvider) -> Runnable[Any, Any]:
     """``{"messages", "answer_prefix"}`` -> answer text, streamed token by token. A model that can
     continue an assistant turn already begun continues after the prefix ("Yes. "), so its
     explanation agrees with the verdict."""
-    def pick(inp: dict) -> Runnable:
-        llm: Runnable = model()
+    def pick(inp: dict[str, Any]) -> Runnable[Any, Any]:
+        llm: Runnable[Any, Any] = model()
         prefix = inp.get("answer_prefix") or ""
         if prefix and capabilities(llm).continues_prefix:
             llm = llm.bind(assistant_prefix=prefix)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
 from chains.verdict.labels import VERDICTS, Verdict
@@ -26,7 +26,7 @@ class Calibration:
 
     bias: dict[str, float] = field(default_factory=lambda: {v: 0.0 for v in VERDICTS})
     method: Method = "score"
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
     classifier: VerdictClassifier | None = None
     # Cues only, no model features: decides for models that give no log-probabilities (gpt4all,
     # OpenAI-compatible servers), fitted with ``eval answers --calibrate --fallback``.
@@ -82,7 +82,7 @@ def save_calibration(path: Path, setting: str, cal: Calibration) -> None:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         data = {}
-    entry: dict = {"method": cal.method, "bias": cal.bias, "meta": cal.meta}
+    entry: dict[str, Any] = {"method": cal.method, "bias": cal.bias, "meta": cal.meta}
     if cal.classifier is not None:
         entry["classifier"] = cal.classifier.to_dict()
     if cal.fallback is not None:
@@ -101,7 +101,7 @@ class VerdictClassifier:
     intercept: list[float]
     mean: list[float]
     scale: list[float]
-    meta: dict = field(default_factory=dict)
+    meta: dict[str, Any] = field(default_factory=dict)
 
     def scores(self, values: dict[str, float]) -> dict[str, float]:
         x = [
@@ -130,7 +130,7 @@ class VerdictClassifier:
         """Whether a feature comes from the model (LLM_FEATURES, CHANNEL_FEATURES)."""
         return self.uses(LLM_FEATURES) or self.uses(CHANNEL_FEATURES)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {
             "features": self.features,
             "coef": self.coef,
@@ -141,7 +141,7 @@ class VerdictClassifier:
         }
 
     @classmethod
-    def from_dict(cls, data: dict) -> VerdictClassifier:
+    def from_dict(cls, data: dict[str, Any]) -> VerdictClassifier:
         features = [str(f) for f in data["features"]]
         coef = [[float(w) for w in row] for row in data["coef"]]
         intercept = [float(b) for b in data["intercept"]]

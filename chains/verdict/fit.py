@@ -60,7 +60,7 @@ def fit_classifier(
     folds: int = 5,
     repeats: int = 3,
     seed: int = 0,
-) -> tuple[VerdictClassifier, dict]:
+) -> tuple[VerdictClassifier, dict[str, Any]]:
     """Fit the classifier on (dev) rows; the inverse regularisation C is picked by repeated
     stratified cross-validated accuracy (macro-F1 breaks ties; smaller C preferred), then the
     model is refit on all rows. Returns (classifier, cross-validation report)."""
@@ -89,7 +89,7 @@ def fit_classifier(
     folds = int(min(folds, present.min()))
     if folds < 2:  # too few questions to cross-validate: no choice of C
         Cs, repeats = (1.0,), 0
-    per_c: list[dict] = []
+    per_c: list[dict[str, Any]] = []
     for c in Cs:
         if repeats == 0:
             per_c.append({"C": c, "cv_accuracy": float("nan"), "cv_macro_f1": float("nan")})
