@@ -83,7 +83,8 @@ async def test_answer_sends_search_step_streamed_tokens_sources_and_passages() -
     step = next(d for d in emitter.of("update_step") if d.get("name") == "Search")
     assert step["type"] == "tool"
     assert "Sub\\-queries" not in step["output"] and "**Sub-queries:**" in step["output"]
-    assert "variant 1" in step["output"] and "**Filters:** year \\>\\= 2018" in step["output"]  # in words
+    assert "variant 1" in step["output"]
+    assert "**Filters:** year \\>\\= 2018" in step["output"]  # the filters in words
 
     tokens = [emitter.of("stream_start")[0]["output"], *emitter.of("send_token")]
     assert "".join(tokens).startswith("Higher childhood IQ predicts")
