@@ -25,30 +25,25 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 import re
-import signal
-import socket
 import sqlite3
-import subprocess
-import sys
-import threading
 import time
-import urllib.request
-import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from settings.config import REPO_ROOT, Config
-
-HOST = "127.0.0.1"  # the only address this bench ever talks to
-SOCKET_PATH = "/ws/socket.io"
-MODE_COMMAND = "Conversational"  # the mode's button text (chains.modes.MODE_TABLE)
-LOADED_LOG = re.compile(r"language model loaded|assistant not loaded at startup: (.*)")
-SERVER_START_TIMEOUT_S = 600  # stall guard: importing torch and loading the model on a busy CPU
+from bench.chat_client import (  # noqa: F401 - the conversation types, importable from here
+    HOST,
+    ChatClient,
+    Question,
+    Turn,
+    conversation_script,
+    read_turn,
+    run_conversation,
+)
+from bench.chat_server import ServerProcess, free_port  # noqa: F401
+from settings.config import Config
 
 # One topic per conversation: (its keyword, as a phrase). The keywords are distinct words, so a
 # question searched with another conversation's history names another conversation's keyword.
@@ -61,15 +56,6 @@ TOPICS: tuple[tuple[str, str], ...] = (
     ("iodine", "iodine deficiency"), ("anemia", "anemia"), ("preterm", "preterm birth"),
     ("ADHD", "ADHD"), ("music", "music training"), ("exercise", "physical exercise"),
 )  # fmt: skip
-# A conversation: the topic's question, a follow-up, another topic question, a follow-up, ...
-# (a follow-up is searched with the previous question: retrievers.followup.in_context_query)
-TEMPLATES: tuple[tuple[str, bool], ...] = (
-    ("Is intelligence associated with {phrase}?", False),
-    ("Does that hold in women?", True),
-    ("Which studies of {phrase} and IQ were longitudinal?", False),
-    ("How large is the effect?", True),
-    ("Is the link between {phrase} and cognitive ability causal?", False),
-)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,173 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seconds the whole run may take (default 3600)")
     parser.add_argument("--data-dir", default=None,
                         help="the server's chat-history folder: check every answer is stored "
-                        "once in its SQLite database (default: not checked)")
+                        "once in its SQLite database (default: history.folder of the config "
+                        "when history is on and kept in SQLite)")
     parser.add_argument("--server-log", default=None,
                         help="keep the server's log here (default: a temporary file)")
     parser.add_argument("--out", default=None, help="also write the report as JSON here")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-# ---- the conversations ----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Question:
-    text: str
-    follow_up: bool
-
-
-def conversation_script(phrase: str, n_questions: int) -> list[Question]:
-    """``n_questions`` questions on ``phrase``: the templates in turn (repeated when more)."""
-    return [Question(TEMPLATES[i % len(TEMPLATES)][0].format(phrase=phrase),
-                     TEMPLATES[i % len(TEMPLATES)][1]) for i in range(n_questions)]
-
-
-@dataclass
-class Turn:
-    """One question of one conversation, as its browser would have seen it (seconds after the
-    question was sent)."""
-
-    question: str
-    follow_up: bool
-    running_s: float | None = None  # task_start: the stop button / running indicator
-    notices: list[str] = field(default_factory=list)  # messages shown then removed (queued...)
-    notice_s: float | None = None
-    search_step_s: float | None = None  # the "Search" step appears
-    first_words_s: float | None = None  # the answer's first streamed words
-    answer_s: float | None = None  # the whole answer (sources, mode label)
-    searched: str = ""  # the question the server searched (its search step)
-    search_step: str = ""
-    answer: str = ""
-    answer_id: str = ""
-    sources: int = 0  # PubMed links under the answer (0: refused or nothing found)
-    errors: list[str] = field(default_factory=list)
-
-
-_MD_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_PUBMED_LINK = re.compile(r"https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/")
-_SEARCHED = re.compile(r"\*\*(?:Searched for|Rewritten question):\*\*\s*(.*)")
-
-
-def unescape_markdown(text: str) -> str:
-    return _MD_ESCAPE.sub(r"\1", text)
-
-
-def searched_question(search_step: str) -> str:
-    """The searched (or rewritten) question in a search step's markdown."""
-    found = _SEARCHED.search(search_step)
-    return unescape_markdown(found.group(1)).strip() if found else ""
-
-
-class ChatClient:
-    """One browser's worth of the chat protocol (python-socketio's AsyncClient)."""
-
-    def __init__(self, url: str) -> None:
-        import socketio
-
-        self.url = url
-        self.session_id = str(uuid.uuid4())
-        self.sio = socketio.AsyncClient(reconnection=False)
-        self.events: list[tuple[float, str, Any]] = []
-        self._changed = asyncio.Event()
-        for name in ("task_start", "task_end", "new_message", "update_message", "delete_message",
-                     "stream_start", "stream_token", "set_commands"):
-            self.sio.on(name, self._recorder(name))
-
-    def _recorder(self, name: str) -> Any:
-        async def record(data: Any = None) -> None:
-            self.events.append((time.perf_counter(), name, data))
-            self._changed.set()
-        return record
-
-    async def _wait_for(self, check: Any, timeout: float) -> None:
-        deadline = time.perf_counter() + timeout
-        while not check():
-            left = deadline - time.perf_counter()
-            if left <= 0:
-                raise TimeoutError
-            self._changed.clear()
-            try:
-                await asyncio.wait_for(self._changed.wait(), min(left, 1.0))
-            except TimeoutError:
-                pass
-
-    async def connect(self, timeout: float = 120.0) -> None:
-        """Connect as Chainlit's web client does, and wait until the chat has started (its mode
-        buttons arrived): a question sent earlier could meet the start's own task_end."""
-        auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": "",
-                "userEnv": "{}", "chatProfile": ""}
-        await self.sio.connect(self.url, socketio_path=SOCKET_PATH, auth=auth,
-                               transports=["websocket"], wait_timeout=timeout)
-        await self.sio.emit("connection_successful")
-        await self._wait_for(lambda: any(e[1] == "set_commands" for e in self.events), timeout)
-
-    async def ask(self, question: Question, timeout: float, command: str = MODE_COMMAND) -> Turn:
-        start = len(self.events)
-        message = {"threadId": "", "id": str(uuid.uuid4()), "name": "User",
-                   "type": "user_message", "output": question.text, "command": command,
-                   "createdAt": datetime.now(UTC).isoformat(), "metadata": {}}
-        sent = time.perf_counter()
-        await self.sio.emit("client_message", {"message": message, "fileReferences": []})
-
-        def finished() -> bool:
-            names = [e[1] for e in self.events[start:]]
-            return "task_start" in names and "task_end" in names[names.index("task_start"):]
-
-        turn = Turn(question.text, question.follow_up)
-        try:
-            await self._wait_for(finished, timeout)
-        except TimeoutError:
-            turn.errors.append(f"no answer within {timeout:.0f} s")
-        read_turn(turn, self.events[start:], sent)
-        return turn
-
-    async def close(self) -> None:
-        await self.sio.disconnect()
-
-
-def read_turn(turn: Turn, events: Sequence[tuple[float, str, Any]], sent: float) -> None:
-    """Fill ``turn`` from the events its question caused (what the page would have shown)."""
-    deleted = {d.get("id") for _, name, d in events if name == "delete_message"}
-    for t, name, data in events:
-        at = round(t - sent, 3)
-        if name == "task_start" and turn.running_s is None:
-            turn.running_s = at
-        if name == "stream_token" and turn.first_words_s is None:
-            turn.first_words_s = at
-        if name not in ("new_message", "update_message", "stream_start"):
-            continue
-        kind, output = data.get("type"), str(data.get("output") or "")
-        if data.get("isError"):
-            turn.errors.append(output)
-        elif data.get("name") == "Search" and kind == "tool":
-            if turn.search_step_s is None:
-                turn.search_step_s = at
-            if output:
-                turn.search_step = output
-                turn.searched = searched_question(output)
-        elif kind == "assistant_message" and data.get("id") in deleted:
-            if output and output not in turn.notices:
-                turn.notices.append(output)
-                turn.notice_s = at if turn.notice_s is None else turn.notice_s
-        elif kind == "assistant_message":
-            if name == "stream_start" and turn.first_words_s is None:
-                turn.first_words_s = at
-            if "Mode:" in output:
-                turn.answer, turn.answer_id, turn.answer_s = output, str(data.get("id")), at
-                turn.sources = len(set(_PUBMED_LINK.findall(output)))
-
-
-async def run_conversation(client: ChatClient, script: Sequence[Question],
-                           answer_timeout: float) -> list[Turn]:
-    turns = []
-    for question in script:
-        turn = await client.ask(question, answer_timeout)
-        turns.append(turn)
-        if turn.errors and turn.answer_s is None:
-            break  # the conversation cannot go on sensibly
-    return turns
-
-
-# ---- checks ---------------------------------------------------------------------------------
+# ---- the checks -----------------------------------------------------------------------------
 def _names(text: str, keyword: str) -> bool:
     return re.search(rf"\b{re.escape(keyword)}\b", text, re.IGNORECASE) is not None
 
@@ -281,6 +109,16 @@ def history_problems(conversations: Sequence[tuple[str, Sequence[Turn]]]) -> lis
     return problems
 
 
+def history_folder(cfg: Config, given: str | None) -> Path | None:
+    """Where the server keeps its SQLite chat history: ``--data-dir``, else the config's
+    ``history.folder`` (None: history off or in another database)."""
+    if given:
+        return Path(given)
+    if cfg.history.enabled and cfg.history.url is None:
+        return cfg.resolve(cfg.history.folder)
+    return None
+
+
 def stored_answers_check(data_dir: Path | None, answer_ids: Iterable[str]) -> dict[str, Any]:
     """The hook for a chat-history database: every answer (its Chainlit step id) stored once.
 
@@ -307,97 +145,7 @@ def stored_answers_check(data_dir: Path | None, answer_ids: Iterable[str]) -> di
     return {"checked": False, "reason": f"no SQLite file with a steps table in {data_dir}"}
 
 
-# ---- the server -----------------------------------------------------------------------------
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind((HOST, 0))
-        return int(sock.getsockname()[1])
-
-
-class ServerProcess:
-    """``python -m app serve`` on 127.0.0.1 in its own process group; its RSS sampled."""
-
-    def __init__(self, config_path: str | None, log_path: Path) -> None:
-        self.port = free_port()
-        self.url = f"http://{HOST}:{self.port}"
-        self.log_path = log_path
-        args = [sys.executable, "-m", "app"]
-        if config_path:
-            args += ["--config", str(Path(config_path).expanduser().resolve())]
-        args += ["serve", "--host", HOST, "--port", str(self.port)]
-        self._log = log_path.open("wb")
-        self.proc = subprocess.Popen(args, cwd=REPO_ROOT, stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True,
-                                     env={**os.environ, "PYTHONUNBUFFERED": "1"})
-        self.peak_rss = 0
-        self._sampling = threading.Event()
-        self._sampler: threading.Thread | None = None
-
-    def log(self) -> str:
-        return self.log_path.read_text(encoding="utf-8", errors="replace")
-
-    def rss(self) -> int:
-        """Bytes resident in the server and its children now."""
-        import psutil
-
-        try:
-            proc = psutil.Process(self.proc.pid)
-            procs = [proc, *proc.children(recursive=True)]
-        except psutil.NoSuchProcess:
-            return 0
-        total = 0
-        for p in procs:
-            try:
-                total += p.memory_info().rss
-            except psutil.NoSuchProcess:
-                pass
-        return total
-
-    def wait_loaded(self, timeout: float = SERVER_START_TIMEOUT_S) -> None:
-        """Until /health answers and the log says the model is loaded (or failed to load)."""
-        deadline = time.monotonic() + timeout
-        healthy = False
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"the server exited with {self.proc.returncode}:\n"
-                                   f"{self.log()[-3000:]}")
-            if not healthy:
-                try:
-                    with urllib.request.urlopen(self.url + "/health", timeout=2) as resp:
-                        healthy = resp.status == 200
-                except OSError:
-                    pass
-            found = LOADED_LOG.search(self.log())
-            if healthy and found:
-                if found.group(1):
-                    raise RuntimeError(f"the server could not load the assistant: {found.group(1)}")
-                return
-            time.sleep(0.5)
-        raise RuntimeError(f"the server was not ready after {timeout:.0f} s:\n{self.log()[-3000:]}")
-
-    def start_sampling(self, every_s: float = 0.2) -> None:
-        def sample() -> None:
-            while not self._sampling.wait(every_s):
-                self.peak_rss = max(self.peak_rss, self.rss())
-        self.peak_rss = self.rss()
-        self._sampler = threading.Thread(target=sample, daemon=True)
-        self._sampler.start()
-
-    def stop(self) -> None:
-        self._sampling.set()
-        if self._sampler is not None:
-            self._sampler.join(timeout=5)
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)  # its own process group only
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=20)
-        self._log.close()
-
-
-# ---- the run --------------------------------------------------------------------------------
+# ---- the report -----------------------------------------------------------------------------
 def percentile(values: Sequence[float], q: float) -> float | None:
     if not values:
         return None
@@ -531,7 +279,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     finally:
         server.stop()
     ids = [t.answer_id for _, turns in conversations for t in turns]
-    stored = stored_answers_check(Path(args.data_dir) if args.data_dir else None, ids)
+    stored = stored_answers_check(history_folder(cfg, args.data_dir), ids)
     rep = report(conversations, wall, warmup, server.peak_rss, loaded_rss, stored, args.questions)
     rep["server_log"] = str(log_path)
     if args.out:
