@@ -119,11 +119,6 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     _check_citations(r)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "since #25 the first answer opens with the stances' verdict line and its deciding findings; "
-    "with that history the 135M model restates the first question for 'and in children?' (and "
-    "6 other wordings tried), so the guard falls back to the fused search (the default path). "
-    "strict: the day the model's rewrite passes again, this fails and the marker goes"))
 def test_with_llm_rewrites_on_the_real_models_rewrite_is_searched(
     e2e_cfg: Config, small_retriever
 ) -> None:
@@ -234,11 +229,12 @@ def test_ask_command_streams_text_and_lists_sources(
     from chains import command
 
     q = ADHD_Q + " after 2015"
-    args = argparse.Namespace(question=q, mode="plain", json=False, history=None)
+    args = argparse.Namespace(question=q, mode="plain", json=False, history=None,
+                              format="text")
     assert command.run(e2e_cfg, args) == 0
     out = capsys.readouterr().out
     assert "Sources:" in out and "https://pubmed.ncbi.nlm.nih.gov/" in out
-    assert "year_min" in out  # the filter parsed from the question is shown
+    assert "Filters: year >= 2016" in out  # the filter parsed from the question, in words
     findings = out.split("Key findings:\n", 1)[1].split("\n\nSources:")[0].splitlines()
     assert findings and all(re.search(r"\[\d\]$", f) for f in findings), out
 
