@@ -44,6 +44,7 @@ from bench.chat_client import (  # noqa: F401 - the conversation types, importab
 )
 from bench.chat_server import ServerProcess, free_port  # noqa: F401
 from settings.config import Config
+from settings.config_file import write_config
 
 # One topic per conversation: (its keyword, as a phrase). The keywords are distinct words, so a
 # question searched with another conversation's history names another conversation's keyword.
@@ -68,9 +69,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--timeout", type=float, default=3600.0,
                         help="seconds the whole run may take (default 3600)")
     parser.add_argument("--data-dir", default=None,
-                        help="the server's chat-history folder: check every answer is stored "
-                        "once in its SQLite database (default: history.folder of the config "
-                        "when history is on and kept in SQLite)")
+                        help="the chat-history folder the server stores in, checked after the "
+                        "run (every answer stored once in its SQLite database); default: a new "
+                        "temporary folder, so a run never adds conversations to your own "
+                        "history")
     parser.add_argument("--server-log", default=None,
                         help="keep the server's log here (default: a temporary file)")
     parser.add_argument("--out", default=None, help="also write the report as JSON here")
@@ -109,14 +111,13 @@ def history_problems(conversations: Sequence[tuple[str, Sequence[Turn]]]) -> lis
     return problems
 
 
-def history_folder(cfg: Config, given: str | None) -> Path | None:
-    """Where the server keeps its SQLite chat history: ``--data-dir``, else the config's
-    ``history.folder`` (None: history off or in another database)."""
-    if given:
-        return Path(given)
-    if cfg.history.enabled and cfg.history.url is None:
-        return cfg.resolve(cfg.history.folder)
-    return None
+def history_folder(cfg: Config, given: str | None, scratch: Path) -> Path | None:
+    """Where the bench's server keeps its SQLite chat history: ``--data-dir``, else a folder in
+    the run's ``scratch`` folder, never the user's own ``history.folder`` (None: history off or
+    kept in another database, which the run leaves as configured)."""
+    if not cfg.history.enabled or cfg.history.url is not None:
+        return None
+    return Path(given).expanduser().resolve() if given else scratch / "history"
 
 
 def stored_answers_check(data_dir: Path | None, answer_ids: Iterable[str]) -> dict[str, Any]:
@@ -265,7 +266,12 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         raise UserFacingError("--questions must be at least 1")
     folder = Path(tempfile.mkdtemp(prefix="bench_chat_"))
     log_path = Path(args.server_log) if args.server_log else folder / "server.log"
-    server = ServerProcess(getattr(args, "config", None), log_path)
+    history = history_folder(cfg, args.data_dir, folder)
+    config_path = args.config
+    if history is not None:  # the same config, its history moved to the run's folder
+        config_path = str(write_config(cfg, folder / "bench_cfg.yaml",
+                                       {"history": {"folder": str(history)}}))
+    server = ServerProcess(config_path, log_path)
     try:
         server.wait_loaded()
         loaded_rss = server.rss()
@@ -279,7 +285,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     finally:
         server.stop()
     ids = [t.answer_id for _, turns in conversations for t in turns]
-    stored = stored_answers_check(history_folder(cfg, args.data_dir), ids)
+    stored = stored_answers_check(history, ids)
     rep = report(conversations, wall, warmup, server.peak_rss, loaded_rss, stored, args.questions)
     rep["server_log"] = str(log_path)
     if args.out:

@@ -17,6 +17,7 @@ from bench.chat import (
     Question,
     Turn,
     conversation_script,
+    history_folder,
     history_problems,
     read_turn,
     stored_answers_check,
@@ -98,6 +99,16 @@ def test_stored_answers_check_finds_missing_and_doubled_answers(tmp_path: Path) 
     assert stored_answers_check(tmp_path, ["a"])["ok"] is True
 
 
+def test_the_bench_never_stores_in_the_users_own_history(small_index_cfg: Any,
+                                                          tmp_path: Path) -> None:
+    scratch = tmp_path / "run"
+    assert history_folder(small_index_cfg, None, scratch) == scratch / "history"
+    assert history_folder(small_index_cfg, str(tmp_path / "d"), scratch) == tmp_path / "d"
+    off = small_index_cfg.model_copy(update={"history": small_index_cfg.history.model_copy(
+        update={"enabled": False})})
+    assert history_folder(off, None, scratch) is None
+
+
 @pytest.mark.slow
 def test_a_small_real_run_answers_every_question_without_mixing_histories(
         small_index_cfg: Any, tmp_path: Path) -> None:
@@ -121,7 +132,9 @@ def test_a_small_real_run_answers_every_question_without_mixing_histories(
     assert rep["questions_with_a_notice"] >= 1, rep["notices_shown"]
     assert any(text.startswith("Queued") for text in rep["notices_shown"])
     assert rep["time_to_answer_s"]["n"] == 4 and rep["server_rss_mib"]["peak"] > 0
-    # the server keeps chat history in the test's folder: every answer stored there, once
+    # the server keeps chat history in the run's own folder: every answer stored there, once;
+    # the configured history folder (a user's own conversations) gains nothing
     stored = rep["stored"]
     assert stored["checked"] and stored["answers"] == 4 and stored["ok"], stored
+    assert not (tmp_path / "history" / "history.db").exists(), stored["database"]
     assert "bench chat: 2 conversations x 2 questions" in proc.stdout and "OK" in proc.stdout

@@ -1,0 +1,44 @@
+"""A :class:`~settings.config.Config` written back as a YAML file that works from any folder:
+every path in it made absolute, then sections overridden. For a process started with
+``--config`` (the chat server of ``bench chat``, the browser tests)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from settings.config import Config
+
+
+def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = None
+                    ) -> dict[str, Any]:
+    """``cfg`` as plain data with each path resolved against the config's own folder, then
+    ``overrides`` (a nested dict of sections) applied on top."""
+    data = cfg.model_dump(mode="json")
+    data["corpus"]["paths"] = [str(cfg.resolve(p)) for p in cfg.corpus.paths]
+    data["corpus"]["fetch"]["out_dir"] = str(cfg.resolve(cfg.corpus.fetch.out_dir))
+    data["index"]["dir"] = str(cfg.resolve(cfg.index.dir))
+    if cfg.retrieval.milvus.is_lite:  # a server URI stays as it is
+        data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
+    for key, value in cfg.prompts.model_dump().items():
+        data["prompts"][key] = str(cfg.resolve(value))
+    if cfg.llm.model_path:
+        data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
+    data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
+    data["history"]["folder"] = str(cfg.resolve(cfg.history.folder))
+    data["ui"]["users_file"] = str(cfg.resolve(cfg.ui.users_file))
+    for section, values in (overrides or {}).items():
+        data.setdefault(section, {}).update(values)
+    return data
+
+
+def write_config(cfg: Config, path: Path,
+                 overrides: dict[str, dict[str, Any]] | None = None) -> Path:
+    """Write :func:`portable_config` of ``cfg`` at ``path`` (atomically) and return ``path``."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(yaml.safe_dump(portable_config(cfg, overrides), sort_keys=False),
+                   encoding="utf-8")
+    tmp.replace(path)
+    return path
