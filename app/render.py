@@ -178,15 +178,16 @@ def references_block(sources: Iterable[Source]) -> str:
 
 
 def key_findings_block(result: AnswerResult) -> str:
-    """"Key findings" under the answer: each source's evidence sentences, each ending with its
-    [n]; a finding the answer already quotes is not repeated. "" when there is none to add."""
+    """"Key findings" under the answer (titled as related findings when it abstained): each
+    source's evidence sentences, each ending with its [n]; a finding the answer already quotes
+    is not repeated. "" when there is none to add."""
     answer = " ".join(result.answer.split())
     lines = [
         f"- {escape_answer(' '.join(e.text.split()))} {source_label_for(n)}"
         for n, e in result.key_findings()
         if " ".join(e.text.split()).rstrip(".!?") not in answer  # the answer cites before "."
     ]
-    return "**Key findings**\n\n" + "\n".join(lines) if lines else ""
+    return f"**{result.findings_title()}**\n\n" + "\n".join(lines) if lines else ""
 
 
 def source_label_for(n: int) -> str:

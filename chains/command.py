@@ -131,7 +131,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     if result.filters:
         _print(f"Filters: {Filters(**result.filters).describe()}")
     if result.key_findings():
-        _print("\nKey findings:\n" + format_findings(result))
+        _print(f"\n{result.findings_title()}:\n" + format_findings(result))
     if result.sources:
         _print("\nSources:\n" + format_sources(result))
         _print("\nReferences:\n" + "\n".join(vancouver_list(result.sources)))

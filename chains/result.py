@@ -93,6 +93,9 @@ class DroppedSentence(BaseModel):
     reason: str
 
 
+KEY_FINDINGS = "Key findings"
+RELATED_FINDINGS = "Related findings (they do not answer the question)"
+
 AnswerStyleUsed = Literal["generative", "extractive", "abstain", "refused", "none"]
 
 
@@ -128,6 +131,12 @@ class AnswerResult(BaseModel):
     def key_findings(self) -> list[tuple[int, EvidenceSpan]]:
         """(source number, evidence sentence) of every source, in source order."""
         return [(s.n, e) for s in self.sources for e in s.evidence]
+
+    def findings_title(self) -> str:
+        """The heading over :meth:`key_findings`: when the answer abstained (no source
+        addresses the question) they are the closest sentences found, not findings that answer
+        it, and a reader skimming for "Key findings" must not take them for the answer."""
+        return RELATED_FINDINGS if self.style == "abstain" else KEY_FINDINGS
 
 
 class PreparedEvent(BaseModel):

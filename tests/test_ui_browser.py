@@ -60,7 +60,8 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
     links = chat.source_links(answer)
     assert links, text
     # the answer's own text cites (the Key findings and Sources lists also show [n]: not counted)
-    assert re.search(r"\[\d\]", text.split("Key findings")[0].split("Sources")[0]), text
+    own = re.split("Key findings|Related findings", text)[0].split("Sources")[0]
+    assert re.search(r"\[\d\]", own), text
     retrieved = {d.metadata["pmid"] for d in small_retriever.retrieve(QUESTION).documents}
     pmids = [PUBMED_HREF.match(href).group(1) for _, href, _ in links]  # type: ignore[union-attr]
     assert set(pmids) <= retrieved

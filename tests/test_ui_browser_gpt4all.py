@@ -57,7 +57,7 @@ def test_the_configured_backend_streams_cited_answers_in_the_chat(
         try:
             answer = chat.ask(QUESTION)
             text = answer.inner_text()
-            shown = text.split("Key findings")[0].split("Sources")[0]
+            shown = re.split("Key findings|Related findings", text)[0].split("Sources")[0]
             assert re.search(r"\[\d\]", shown) or answer.locator("a.element-link").count(), text
             assert chat.source_links(answer) and "Mode: plain" in text
             assert chat.partials(), "nothing was streamed"

@@ -59,6 +59,9 @@ def test_a_drug_no_abstract_mentions_is_named_with_no_verdict(chat: ChatPage) ->
     assert text.startswith("No indexed abstract mentions dapagliflozin."), text
     assert "Related reading:" in text, text
     assert not any(text.startswith(w) for w in ("Yes", "No (")), text
+    # the closest sentences found are shown, but not as the answer's "Key findings"
+    assert "Related findings (they do not answer the question)" in text, text
+    assert "Key findings" not in text, text
     stances = set(STANCE_BADGES.values())  # (design badges are code too)
     badges = [b for b in answer.locator("code").all_inner_texts() if b in stances]
     assert badges == []  # no stance badges: nothing addresses it

@@ -204,3 +204,15 @@ def test_key_findings_list_what_the_answer_does_not_already_quote() -> None:
     result = _evidence_result()
     result.answer = "Yes [1]. Risk fell (OR 0.78, 95% CI 0.6-0.9) [1]. Statins help [1]."
     assert key_findings_block(result) == ""
+
+
+def test_an_abstained_answers_findings_are_not_titled_key_findings() -> None:
+    """When no source addresses the question, the sentences shown are the closest found: a
+    reader skimming for "Key findings" must not take them for the answer."""
+    from app.render import key_findings_block
+
+    result = _evidence_result()
+    result.style, result.verdict, result.answer = "abstain", None, "No source answers this."
+    block = key_findings_block(result)
+    assert block.startswith("**Related findings (they do not answer the question)**"), block
+    assert "Key findings" not in block and "Statins help. [1]" in block
