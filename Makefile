@@ -7,7 +7,7 @@ export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 STAMP := $(VENV)/.installed-$(shell cat requirements.txt Makefile | sha256sum | cut -c1-12)
 
-.PHONY: install run index serve test lint browser bench clean-index
+.PHONY: install run index serve test lint browser postgres bench clean-index
 
 $(STAMP):
 	@test -x $(PY) || python3 -m venv $(VENV)
@@ -33,8 +33,8 @@ index: install
 serve: install
 	$(PY) -m app serve
 
-## make test: install, lint, then the whole suite (browser tests included)
-test: install browser lint
+## make test: install, lint, then the whole suite (browser and PostgreSQL tests included)
+test: install browser postgres lint
 	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 lint: install
@@ -46,6 +46,14 @@ browser:
 	@test -x /usr/bin/chromium || { command -v apt-get >/dev/null && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
 	  || echo "chromium not installed: browser tests will be skipped"; }
+
+# Debian's PostgreSQL server binaries for the history tests on a real server (a throwaway one each
+# session: tests/postgres_fixtures.py); nothing is started or configured here.
+postgres:
+	@command -v initdb >/dev/null || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || \
+	  { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null); } \
+	  || echo "PostgreSQL not installed (as root: apt-get install postgresql): its history tests will be skipped"
 
 bench: install
 	$(PY) -m app bench ingest

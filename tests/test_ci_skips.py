@@ -28,9 +28,10 @@ def test_needs_milvus():
 '''
 
 
-def _run(tmp_path: Path, ci: str | None) -> subprocess.CompletedProcess[str]:
+def _run(tmp_path: Path, ci: str | None, tests: str = SKIPPING_TESTS
+         ) -> subprocess.CompletedProcess[str]:
     shutil.copy(CONFTEST, tmp_path / "conftest.py")
-    (tmp_path / "test_skips.py").write_text(SKIPPING_TESTS, encoding="utf-8")
+    (tmp_path / "test_skips.py").write_text(tests, encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     env["PYTHONPATH"] = str(CONFTEST.parents[1])  # the conftest imports the project's settings
     if ci is not None:
@@ -55,6 +56,26 @@ def test_outside_ci_skips_stay_skips(tmp_path: Path) -> None:
     out = _run(tmp_path, None)
     assert out.returncode == 0, out.stdout
     assert "3 skipped" in out.stdout, out.stdout
+
+
+NO_POSTGRES = """
+from tests.postgres_fixtures import require_pg_bin
+
+def test_needs_postgres():
+    require_pg_bin(path="", search=[])  # no initdb on PATH, no /usr/lib/postgresql/*/bin
+"""
+
+
+@pytest.mark.parametrize("ci", [None, "true"])
+def test_without_postgresql_its_tests_say_how_to_install_it_and_fail_under_ci(
+        tmp_path: Path, ci: str | None) -> None:
+    out = _run(tmp_path, ci, NO_POSTGRES)
+    assert "apt-get install postgresql" in out.stdout, out.stdout
+    if ci is None:
+        assert out.returncode == 0 and "1 skipped" in out.stdout, out.stdout
+    else:
+        assert out.returncode == 1 and "1 failed" in out.stdout, out.stdout
+        assert "skipped under CI=true" in out.stdout
 
 
 XPASSING_TEST = """

@@ -104,6 +104,9 @@ async def test_a_thread_round_trips_through_chainlits_data_layer(tmp_path: Path)
     import base64
 
     assert base64.b64decode(stored["url"].split(",", 1)[1]).decode() == "**abstract** text"
+    # fetched on its own (Chainlit json-decodes its props, NULL for a text element)
+    fetched = await layer.get_element("t1", stored["id"])
+    assert fetched is not None and fetched["url"] == stored["url"] and fetched["props"] == {}
 
     listed = await layer.list_threads(Pagination(first=10), ThreadFilter(userId=user.id))
     assert [t["id"] for t in listed.data] == ["t1"]

@@ -4,19 +4,22 @@ default model, its history in a real SQLite file, driven by Debian's Chromium.
 One server, one conversation: ask and follow up in conversational mode, reload the page, reopen
 the conversation from the sidebar, follow up again (the search step shows the question rebuilt
 from the stored turns, and the mode is the conversation's own), rate the answer and find the
-rating in ``python -m app feedback export``.
+rating in ``python -m app feedback export``. The same conversation runs on PostgreSQL in
+tests/test_ui_browser_history_postgres.py (:func:`converse_reopen_rate_export`).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
@@ -53,19 +56,39 @@ def _thread_id(chat: ChatPage) -> str:
     return found.group(1)
 
 
-def _stored_answers(db: Path, thread_id: str) -> int:
-    with sqlite3.connect(db) as con:
-        rows = con.execute("""SELECT "metadata" FROM steps WHERE "threadId" = ? AND
-                              "type" = 'assistant_message'""", (thread_id,)).fetchall()
-    return sum('"pubmed_answer"' in (r[0] or "") for r in rows)
+class StoredHistory(Protocol):
+    """What the test reads from the database the server writes (not through the server)."""
+
+    def answers(self, thread_id: str) -> int:
+        """How many of the thread's answers are stored with their answer record."""
+        ...
+
+    def search_outputs(self, thread_id: str) -> list[str]:
+        """The stored text of each of the thread's search steps."""
+        ...
 
 
-def _wait_stored(server: Server, db: Path, thread_id: str, count: int) -> None:
+class SQLiteHistory:
+    def __init__(self, db: Path) -> None:
+        self.db = db
+
+    def answers(self, thread_id: str) -> int:
+        with sqlite3.connect(self.db) as con:
+            rows = con.execute("""SELECT "metadata" FROM steps WHERE "threadId" = ? AND
+                                  "type" = 'assistant_message'""", (thread_id,)).fetchall()
+        return sum('"pubmed_answer"' in (r[0] or "") for r in rows)
+
+    def search_outputs(self, thread_id: str) -> list[str]:
+        with sqlite3.connect(self.db) as con:
+            rows = con.execute("""SELECT "output" FROM steps WHERE "threadId" = ? AND
+                                  "name" = 'Search'""", (thread_id,)).fetchall()
+        return [o or "" for (o,) in rows]
+
+
+def _wait_stored(server: Server, stored: StoredHistory, thread_id: str, count: int) -> None:
     """Chainlit stores steps in background tasks: wait (bounded) until ``count`` answers are."""
-    import time
-
     deadline = time.monotonic() + 60
-    while _stored_answers(db, thread_id) < count:
+    while stored.answers(thread_id) < count:
         assert time.monotonic() < deadline, server.log()[-3000:]
         time.sleep(0.3)
 
@@ -73,7 +96,14 @@ def _wait_stored(server: Server, db: Path, thread_id: str, count: int) -> None:
 def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_is_exported(
         browser: Any, served: tuple[Server, Path], tmp_path: Path) -> None:
     server, cfg = served
-    db = cfg.parent / "history" / "history.db"
+    stored = SQLiteHistory(cfg.parent / "history" / "history.db")
+    converse_reopen_rate_export(browser, server, cfg, stored, tmp_path)
+
+
+def converse_reopen_rate_export(browser: Any, server: Server, cfg: Path, stored: StoredHistory,
+                                tmp_path: Path, env: dict[str, str] | None = None) -> None:
+    """The whole conversation (module docstring) on a served chat whose history is ``stored``;
+    ``env`` is added to the environment of ``python -m app feedback export``."""
     chat = ChatPage(browser, server.url).open()
     try:
         chat.set_mode("Conversational (follow-up questions)")
@@ -83,7 +113,7 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         second = chat.ask(SECOND)
         assert "Mode: conversational" in second.inner_text()
         assert "Rewritten question:" in chat.last_search_step()
-        _wait_stored(server, db, thread_id, 2)
+        _wait_stored(server, stored, thread_id, 2)
 
         # a reload reopens the conversation at its URL, from the database
         chat.page.reload()
@@ -103,10 +133,8 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         chat.answers().nth(1).wait_for(timeout=60_000)
         assert chat.user_messages() == [FIRST, SECOND]
         # each search step was stored with its text (not its empty first version)
-        with sqlite3.connect(db) as con:
-            steps = con.execute("""SELECT "output" FROM steps WHERE "threadId" = ? AND
-                                   "name" = 'Search'""", (thread_id,)).fetchall()
-        assert len(steps) == 2 and all("Sources found" in (o or "") for (o,) in steps), steps
+        steps = stored.search_outputs(thread_id)
+        assert len(steps) == 2 and all("Sources found" in o for o in steps), steps
         # its sources' side panels came back with it
         panel = chat.open_source_panel(chat.answers().nth(0), 1)
         assert "PubMed" in panel.inner_text()
@@ -119,7 +147,7 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
         assert searched, step  # rebuilt from the stored turns: the follow-up kept its topic
         assert searched.group(1).startswith(SECOND), step  # the last stored question + this one
         server.wait_for_log(r"conversation resumed: 2 turns, mode conversational")
-        _wait_stored(server, db, thread_id, 3)
+        _wait_stored(server, stored, thread_id, 3)
 
         # rate the answer, with a comment
         pmids = [PUBMED_HREF.match(h).group(1)  # type: ignore[union-attr]
@@ -135,7 +163,8 @@ def test_a_reopened_conversation_continues_from_its_stored_turns_and_its_rating_
     out = tmp_path / "rated.jsonl"
     done = subprocess.run(
         [sys.executable, "-m", "app", "--config", str(cfg), "feedback", "export", "--out",
-         str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
+         str(out)], cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+        env={**os.environ, **(env or {})})
     assert done.returncode == 0, done.stderr
     lines = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
     assert len(lines) == 1, lines

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from app.history.db import connect_args, database_url, shown_url, sqlite_path
+from app.history.db import connect_args, database_url, describe_failure, shown_url, sqlite_path
 from app.history.turns import ANSWER_KEY
 from settings.config import Config
 from settings.errors import UserFacingError
@@ -71,13 +71,20 @@ def to_line(row: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+class NoHistoryTables(LookupError):
+    """The database has no chat history tables yet (the chat makes them on first start)."""
+
+
 async def rated_answers(url: str, since: dt.date | None = None) -> list[dict[str, Any]]:
-    from sqlalchemy import text
+    from sqlalchemy import inspect, text
     from sqlalchemy.ext.asyncio import create_async_engine
 
     engine = create_async_engine(url, connect_args=connect_args(url))
     try:
         async with engine.connect() as conn:
+            tables = await conn.run_sync(lambda c: set(inspect(c).get_table_names()))
+            if not {"feedbacks", "steps", "threads"} <= tables:
+                raise NoHistoryTables(shown_url(url))
             rows = [dict(r._mapping) for r in await conn.execute(text(QUERY))]
     finally:
         await engine.dispose()
@@ -97,9 +104,12 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         lines = asyncio.run(rated_answers(url, args.since))
         if getattr(args, "rating", "all") != "all":
             lines = [x for x in lines if x["rating"] == args.rating]
+    except NoHistoryTables:
+        raise UserFacingError(f"no chat history in {shown_url(url)} yet (the chat makes its "
+                              "tables on first start): nothing has been rated yet") from None
     except Exception as err:
         raise UserFacingError(f"cannot read the chat history at {shown_url(url)}: "
-                              f"{str(err).splitlines()[0]}") from None
+                              f"{describe_failure(err, cfg.history.password_env)}") from None
     text_out = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
     if args.out is None:
         sys.stdout.write(text_out)

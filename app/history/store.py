@@ -1,8 +1,10 @@
 """Chainlit's own ``SQLAlchemyDataLayer`` on this project's database, with what it lacks here:
 
 - the schema is created (and upgraded) on first use: nothing to run by hand (:mod:`.schema`);
-- on SQLite, lists and dicts are bound as JSON text (Chainlit binds thread and step tags as a
-  Python list, which sqlite3 refuses), and JSON read back is decoded for the UI;
+- lists and dicts are bound as JSON text: Chainlit binds thread and step tags (and a message's
+  ``modes``) as Python lists, which sqlite3 refuses and SQLAlchemy's asyncpg JSONB codec does
+  too (it takes text); PostgreSQL's ``tags`` (TEXT[]) keep the list. JSON read back is decoded
+  for the UI;
 - source panels (``cl.Text`` elements) are kept: Chainlit persists an element only through a
   storage client, so :class:`InlineStorage` stores the text itself in the database as a
   ``data:`` URL (backed up with the database, shown only to whoever may read the thread);
@@ -38,7 +40,14 @@ from chainlit.step import StepDict
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
-from app.history.db import SQLITE_BUSY_TIMEOUT_S, connect_args, database_url, shown_url, sqlite_path
+from app.history.db import (
+    SQLITE_BUSY_TIMEOUT_S,
+    connect_args,
+    database_url,
+    describe_failure,
+    shown_url,
+    sqlite_path,
+)
 from app.history.schema import create_or_upgrade
 from settings.config import Config
 
@@ -113,11 +122,13 @@ def check_sqlite_file(path: Path) -> str | None:
 class HistoryStore(SQLAlchemyDataLayer):
     """The data layer Chainlit uses (``@cl.data_layer``): its SQL, this project's database."""
 
-    def __init__(self, url: str, sqlite_file: Path | None = None) -> None:
+    def __init__(self, url: str, sqlite_file: Path | None = None,
+                 password_env: str | None = None) -> None:
         super().__init__(conninfo=url, connect_args=connect_args(url),
                          storage_provider=InlineStorage())
         self.dialect = make_url(url).get_backend_name()
         self.sqlite_file = sqlite_file
+        self.password_env = password_env  # named when the database refuses the sign-in
         self.problem: str | None = None  # what is wrong, for the user; None when it works
         self._skip_until = 0.0
         self._ready = False
@@ -128,7 +139,7 @@ class HistoryStore(SQLAlchemyDataLayer):
     @classmethod
     def from_config(cls, cfg: Config) -> HistoryStore:
         if cfg.history.url:
-            return cls(database_url(cfg))
+            return cls(database_url(cfg), password_env=cfg.history.password_env)
         path = sqlite_path(cfg)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -160,7 +171,7 @@ class HistoryStore(SQLAlchemyDataLayer):
 
     def _failed(self, err: BaseException, doing: str) -> None:
         first = self.problem is None
-        self.problem = f"{type(err).__name__}: {str(err).splitlines()[0][:300]}"
+        self.problem = describe_failure(err, self.password_env)
         self._skip_until = time.monotonic() + RETRY_AFTER_S
         if first:
             log.error("history unavailable (%s) while %s; answers go on without being stored, "
@@ -191,6 +202,11 @@ class HistoryStore(SQLAlchemyDataLayer):
     def _decode(row: dict[str, Any]) -> dict[str, Any]:
         for key, value in row.items():
             low = key.lower()
+            if low == "props" and not isinstance(value, str):
+                # Chainlit's get_element json.loads an element's props: a text element has none
+                # (NULL), and PostgreSQL's JSONB comes back decoded already
+                row[key] = json.dumps({} if value is None else value)
+                continue
             if isinstance(value, str) and (low.endswith("metadata") or low.endswith("tags")):
                 try:
                     decoded = json.loads(value)

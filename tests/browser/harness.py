@@ -166,13 +166,13 @@ class Server:
 
 @contextmanager
 def serving_chat(cfg: Config, folder: Path, overrides: dict[str, Any] | None = None, *,
-                 audit: bool = False) -> Iterator[Server]:
+                 audit: bool = False, env: dict[str, str] | None = None) -> Iterator[Server]:
     """The real chat server (``python -m app serve``) on ``cfg`` with ``overrides``: its config
     written to ``folder/cfg.yaml``, its log to ``folder/server.log`` and, with ``audit``, its
-    attempts to reach other hosts to ``folder/net.log``."""
+    attempts to reach other hosts to ``folder/net.log``; ``env`` is added to its environment."""
     path = write_test_config(cfg, folder / "cfg.yaml", overrides)
     args = ["-m", "app", "--config", str(path), "serve", "--port", "{port}"]
-    with running_server(args, folder / "server.log",
+    with running_server(args, folder / "server.log", env=env,
                         audit_log=folder / "net.log" if audit else None) as server:
         yield server
 
@@ -282,15 +282,20 @@ class ChatPage:
                     raise
         return before
 
-    def click_on_screen(self, selector: str) -> None:
+    def click_on_screen(self, selector: str, timeout_s: float = 30) -> None:
         """Click the element matching ``selector`` that is on screen (the closed threads sidebar
-        holds a second "New chat" and sidebar button, off screen)."""
-        for element in self.page.locator(selector).all():
-            box = element.bounding_box()
-            if box and box["x"] >= 0 and box["y"] >= 0:
-                element.click()
-                return
-        raise AssertionError(f"no {selector} on screen")
+        holds a second "New chat" and sidebar button, off screen); waits (bounded) until one is
+        drawn: a page just loaded may not have its header yet."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            for element in self.page.locator(selector).all():
+                box = element.bounding_box()
+                if box and box["x"] >= 0 and box["y"] >= 0:
+                    element.click()
+                    return
+            if time.monotonic() > deadline:
+                raise AssertionError(f"no {selector} on screen")
+            self.page.wait_for_timeout(200)
 
     def wait_answer(self, before: int, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
         self.answers().nth(before).wait_for(timeout=timeout_ms)
