@@ -58,6 +58,16 @@ _BULLET = re.compile(
     r"^\s*(?:[-*•]+|\(?\d{1,2}\s*[.):\]]|\(?[a-z][.)]|query\s*\d*\s*[:.)-])\s*", re.IGNORECASE
 )
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*|\d{4}")
+# What a small model writes among its queries that is no query (seen from SmolLM2-135M on the
+# verdict questions): a "Q:"/"B:" label before a real query; an answer to the question ("A: Yes,
+# a year of simvastatin increases ...", "The answer is yes."); a remark ("Please note that these
+# are not exact duplicates ..."); a timestamp ("2018-04-29 20:57:16.232 - ...").
+_QUERY_LABEL = re.compile(r"^(?:q|question|[b-e])\s*:\s+", re.IGNORECASE)  # not "E. coli"
+_NOT_A_QUERY = re.compile(
+    r"^(?:a\s*:|answers?\s*:|the\s+answer\b|(?:yes|no)[,.!]|please\s+note\b|notes?\s*:|"
+    r"note\s+that\b)",
+    re.IGNORECASE,
+)
 
 
 def content_terms(text: str) -> list[str]:
@@ -104,7 +114,10 @@ def parse_queries(text: str, n: int, *, original: str = "") -> list[str]:
             q = q.split(":", 1)[1].strip()
             if not q:
                 continue
-        if len(content_terms(q)) == 0 or len(q) > 300:
+        if _NOT_A_QUERY.match(q):
+            continue
+        q = _QUERY_LABEL.sub("", q).strip("\"'“”‘’` ")
+        if not any(t[0].isalpha() for t in content_terms(q)) or len(q) > 300:
             continue
         key = q.lower().rstrip("?.")
         if key in seen:

@@ -102,6 +102,28 @@ def test_parse_queries_fewer_than_asked_and_drops_original_and_empty() -> None:
     assert parse_queries(raw, 3) == ["burnout in nurses", "emotional intelligence training"]
 
 
+def test_parse_queries_drops_answers_remarks_and_timestamps_the_small_model_writes() -> None:
+    """Lines SmolLM2-135M wrote among its queries for the verdict questions: a labelled answer,
+    a remark, a timestamp; the labelled queries beside them are kept without their labels."""
+    q = "Does a year of simvastatin raise IQ in children with neurofibromatosis type 1?"
+    raw = ("Q: Does simvastatin improve attention in neurofibromatosis type 1?\n"
+           "A: Yes, a year of simvastatin increases attention problems in children.\n"
+           "B: Simvastatin and cognition in NF1\n"
+           "The answer is yes.\n"
+           "Please note that these are not exact duplicates of each other\n"
+           "2018-04-29 20:57:16.232 - 2018-04-29 20:57:16.232 - 2018-04-29 20\n"
+           "Note: these queries have multiple possible answers\n"
+           "Yes, simvastatin raises IQ.")
+    assert parse_queries(raw, 5, original=q) == [
+        "Does simvastatin improve attention in neurofibromatosis type 1?",
+        "Simvastatin and cognition in NF1",
+    ]
+    # a query that merely starts with these words is kept
+    kept = ["Answering bullying at school", "Yes-associated protein in glioma",
+            "Notes on dementia care"]
+    assert parse_queries("\n".join(kept), 5) == kept
+
+
 # ---- conversational rewrite guard ---------------------------------------------------------------
 
 PREV = ["Are stimulant medications effective for ADHD?"]
