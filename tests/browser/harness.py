@@ -25,6 +25,7 @@ import pytest
 import yaml
 
 from app.config import Config
+from settings.config_file import portable_config
 from settings.offline import OFFLINE_ENV
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -79,21 +80,11 @@ def free_port() -> int:
 
 def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None = None) -> Path:
     """Write ``cfg`` as a YAML file at ``path`` with every path in it made absolute (so the file
-    works from any folder), then apply ``overrides`` (a nested dict of sections)."""
-    data = cfg.model_dump(mode="json")
-    data["corpus"]["paths"] = [str(cfg.resolve(p)) for p in cfg.corpus.paths]
-    data["corpus"]["fetch"]["out_dir"] = str(cfg.resolve(cfg.corpus.fetch.out_dir))
-    data["index"]["dir"] = str(cfg.resolve(cfg.index.dir))
-    if cfg.retrieval.milvus.is_lite:  # a server URI stays as it is
-        data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
-    for key, value in cfg.prompts.model_dump().items():
-        data["prompts"][key] = str(cfg.resolve(value))
-    if cfg.llm.model_path:
-        data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
-    data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
-    # the chat's history (database, sign-in secret, users) beside this file, never the repo's
-    data["history"]["folder"] = str(path.parent / "history")
-    data["ui"]["users_file"] = str(path.parent / "history" / "users.json")
+    works from any folder), its chat history (database, sign-in secret, users) beside the file,
+    never the repo's, then ``overrides`` (a nested dict of sections) applied."""
+    history = {"history": {"folder": str(path.parent / "history")},
+               "ui": {"users_file": str(path.parent / "history" / "users.json")}}
+    data = portable_config(cfg, history)
     for section, values in (overrides or {}).items():
         data.setdefault(section, {}).update(values)
     path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
