@@ -330,10 +330,16 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
                              display="inline") for write, name, mime in EXPORTS.values()]
     msg.elements = elements
     msg.metadata = {saved.ANSWER_KEY: saved.answer_record(question, result, mode, app_config())}
-    if msg.streaming:
-        await msg.update()
-    else:
-        await msg.send()
+    try:
+        if msg.streaming:
+            await msg.update()
+        else:
+            await msg.send()
+    except OSError as err:
+        # Chainlit writes each element to a file (.files) after the message itself is shown and
+        # stored: on a full disk the answer stands, its side panels and export files are lost
+        log.error("the answer's source panels and export files could not be written (%s: "
+                  "is the disk full?); the answer is shown without them", err)
     return result
 
 

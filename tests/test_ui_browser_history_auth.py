@@ -3,16 +3,20 @@ assistant of tests/browser/fake_app.py: no model needed) and a real SQLite file.
 
 - ``ui.auth: password``: users made by ``python -m app users add``; a wrong password is refused;
   user A cannot open user B's conversation by its id, neither through the page (its socket asks
-  to resume the thread) nor through Chainlit's HTTP API, and does not see it listed.
+  to resume the thread) nor through Chainlit's HTTP API, and does not see it listed; nor rate,
+  re-rate or un-rate B's answers (``PUT``/``DELETE /feedback``, app/history/ownership.py).
 - A history database that cannot be opened: the chat still answers and says so once, the log
   says why; the next start (the file fixed) stores conversations again.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +131,97 @@ def test_a_user_cannot_open_another_users_conversation_by_its_id(
         assert "Is alice's question answered?" in alice.user_messages()
     finally:
         alice.close()
+
+
+def _stored_run(api: Any, url: str, thread_id: str) -> str:
+    """The id of the run step that answered in the conversation (what the chat's thumbs rate),
+    once Chainlit's background tasks have stored it with its answer."""
+    deadline = time.monotonic() + 30
+    while True:
+        got = api.get(f"{url}/project/thread/{thread_id}")
+        assert got.status == 200, got.text()
+        steps = got.json()["steps"]
+        runs = {s["id"] for s in steps if s["type"] == "run"}
+        answered = [s["parentId"] for s in steps
+                    if s["type"] == "assistant_message" and s.get("parentId") in runs]
+        if answered:
+            return str(answered[-1])
+        assert time.monotonic() < deadline, steps
+        time.sleep(0.3)
+
+
+def _asked(browser: Any, server: Server, name: str, question: str) -> tuple[ChatPage, str, str]:
+    """``name`` signed in, having asked ``question``: (tab, conversation id, rated step id)."""
+    chat = sign_in(browser, server, name, PASSWORDS[name])
+    chat.ask(question)
+    chat.page.wait_for_url("**/thread/*", timeout=60_000)
+    thread_id = chat.page.url.rsplit("/", 1)[1]
+    return chat, thread_id, _stored_run(chat.page.request, server.url, thread_id)
+
+
+def _feedbacks(server: Server) -> list[tuple[Any, ...]]:
+    db = server.log_path.parent / "history" / "history.db"
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+        return con.execute("""SELECT "id", "forId", "threadId", "value", "comment"
+                              FROM feedbacks ORDER BY "id" """).fetchall()
+
+
+def test_a_user_cannot_rate_or_unrate_another_users_answer(browser: Any, shared: Server) -> None:
+    """Chainlit's own PUT/DELETE /feedback check nobody's ownership: the guarded routes do."""
+    url = shared.url + "/feedback"
+    alice, a_thread, a_run = _asked(browser, shared, "alice", "Is alice's rated question fine?")
+    bob, b_thread, b_run = _asked(browser, shared, "bob", "Is bob's rated question fine?")
+    try:
+        a_api, b_api = alice.page.request, bob.page.request
+
+        def put(api: Any, for_id: str, value: int, comment: str, thread_id: str,
+                feedback_id: str | None = None) -> Any:
+            feedback = {"forId": for_id, "value": value, "comment": comment,
+                        "threadId": thread_id, **({"id": feedback_id} if feedback_id else {})}
+            return api.put(url, data={"feedback": feedback, "sessionId": "s"})
+
+        # alice rates her answer with the page's thumbs: what the page sends passes the check
+        before = set(_feedbacks(shared))
+        alice.page.locator(".positive-feedback-off").last.click()
+        alice.page.locator("textarea").last.fill("alice: helpful")
+        alice.page.click("#submit-feedback")
+        alice.page.locator(".positive-feedback-on").wait_for(timeout=30_000)
+        added = set(_feedbacks(shared)) - before
+        assert len(added) == 1, added
+        mine = added.pop()
+        fid = mine[0]
+        assert mine == (fid, a_run, a_thread, 1, "alice: helpful")
+
+        # bob cannot rate alice's answer, take over her rating for his own answer, or delete it
+        assert put(b_api, a_run, 0, "bob was here", a_thread).status == 404
+        assert put(b_api, b_run, 0, "bob took it", b_thread, fid).status == 404
+        assert put(b_api, a_run, 0, "bob again", a_thread, fid).status == 404
+        assert b_api.delete(url, data={"feedbackId": fid}).status == 404
+        assert mine in _feedbacks(shared)
+        assert not any("bob" in str(row[4]) for row in _feedbacks(shared))
+        shared.wait_for_log(r"feedback refused: step \S+ is not in a conversation of 'bob'")
+        # nobody signed in: refused before anything is looked up
+        anonymous = browser.new_context()
+        try:
+            assert anonymous.request.put(url, data={"feedback": {"forId": a_run, "value": 0},
+                                                    "sessionId": "s"}).status == 401
+            assert anonymous.request.delete(url, data={"feedbackId": fid}).status == 401
+        finally:
+            anonymous.close()
+
+        # bob's own rating works; alice changes hers, then takes it back
+        own = put(b_api, b_run, 1, "bob: fine", b_thread)
+        assert own.status == 200, own.text()
+        # (naming bob's conversation: filed under hers anyway)
+        changed = put(a_api, a_run, 0, "alice: on second thought", b_thread, fid)
+        assert changed.status == 200 and changed.json()["feedbackId"] == fid
+        assert (fid, a_run, a_thread, 0, "alice: on second thought") in _feedbacks(shared)
+        assert a_api.delete(url, data={"feedbackId": fid}).status == 200
+        assert fid not in {row[0] for row in _feedbacks(shared)}
+        assert own.json()["feedbackId"] in {row[0] for row in _feedbacks(shared)}
+    finally:
+        alice.close()
+        bob.close()
 
 
 def test_users_add_keeps_argon2_hashes_only_and_refuses_short_passwords(tmp_path: Path) -> None:

@@ -28,8 +28,13 @@ _NOTICE_KEY = "history_notice_shown"
 
 
 def install(get_config: Callable[[], Config]) -> None:
-    """Register the data layer with Chainlit (made when Chainlit first asks for it)."""
+    """Register the data layer with Chainlit (made when Chainlit first asks for it), and the
+    check that a rating is for one's own answer (:mod:`.ownership`)."""
     import chainlit as cl
+
+    from app.history import ownership
+
+    ownership.install()
 
     @cl.data_layer
     def _layer() -> Any:  # Chainlit calls it once; None means no history

@@ -37,6 +37,7 @@ from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient
 from chainlit.data.utils import queue_until_user_message
 from chainlit.step import StepDict
+from chainlit.types import Feedback
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -174,8 +175,23 @@ class HistoryStore(SQLAlchemyDataLayer):
         self.problem = describe_failure(err, self.password_env)
         self._skip_until = time.monotonic() + RETRY_AFTER_S
         if first:
-            log.error("history unavailable (%s) while %s; answers go on without being stored, "
-                      "retrying in %.0f s", self.problem, doing, RETRY_AFTER_S)
+            log.error("history unavailable (%s) while %s%s; answers go on without being "
+                      "stored, retrying in %.0f s", self.problem, doing, self._hint(str(err)),
+                      RETRY_AFTER_S)
+
+    def _hint(self, error: str) -> str:
+        """What a write error of SQLite means for whoever reads the log (a full disk is
+        "database or disk is full"; a write refused otherwise, e.g. past a file size limit,
+        is "disk I/O error")."""
+        if self.sqlite_file is None:
+            return ""
+        where = self.sqlite_file.parent
+        if "database or disk is full" in error:
+            return f" (the disk holding {where} is full: free space there)"
+        if "disk I/O error" in error:
+            return (f" (writing to {where} failed: a full disk, a file size limit or a failing "
+                    "disk)")
+        return ""
 
     def _recovered(self) -> None:
         if self.problem is not None:
@@ -269,6 +285,15 @@ class HistoryStore(SQLAlchemyDataLayer):
             metadata = {k: v for k, v in metadata.items() if k not in UNSTORED_SESSION_KEYS}
         await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata,
                                     tags=tags)
+
+    async def upsert_feedback(self, feedback: Feedback) -> str:
+        """A rating is filed under the conversation of the step it rates, whatever conversation
+        the request names (who may rate it: :mod:`app.history.ownership`)."""
+        rows = await self.execute_sql('SELECT "threadId" AS thread_id FROM steps WHERE "id" = :id',
+                                      {"id": feedback.forId})
+        if isinstance(rows, list) and rows and rows[0].get("thread_id"):
+            feedback.threadId = str(rows[0]["thread_id"])
+        return await super().upsert_feedback(feedback)
 
     async def get_thread_author(self, thread_id: str) -> str:
         """Chainlit raises ValueError (a 500) for an unknown thread; say "not found" instead

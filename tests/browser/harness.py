@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -92,10 +93,14 @@ def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None 
 
 
 class Server:
-    """``python -m app serve`` (or another command) in its own process group, logged to a file."""
+    """``python -m app serve`` (or another command) in its own process group, logged to a file.
+
+    With ``piped_log`` the server writes its log into a pipe that this process copies to the
+    file (a server under a file size limit, RLIMIT_FSIZE, could not write the file itself)."""
 
     def __init__(self, args: list[str], port: int, log_path: Path,
-                 env: dict[str, str] | None = None, audit_log: Path | None = None) -> None:
+                 env: dict[str, str] | None = None, audit_log: Path | None = None,
+                 piped_log: bool = False) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
         self.log_path = log_path
@@ -105,8 +110,19 @@ class Server:
         full_env = {**os.environ, **OFFLINE_ENV, "PYTHONUNBUFFERED": "1", **(env or {})}
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
-            [sys.executable, *args], cwd=REPO_ROOT, env=full_env, stdout=self._log,
-            stderr=subprocess.STDOUT, start_new_session=True)
+            [sys.executable, *args], cwd=REPO_ROOT, env=full_env,
+            stdout=subprocess.PIPE if piped_log else self._log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+        self._copier: threading.Thread | None = None
+        if piped_log:
+            self._copier = threading.Thread(target=self._copy_log, daemon=True)
+            self._copier.start()
+
+    def _copy_log(self) -> None:
+        assert self.proc.stdout is not None
+        while chunk := self.proc.stdout.read1(65536):
+            self._log.write(chunk)
+            self._log.flush()
 
     def log(self) -> str:
         return self.log_path.read_text(encoding="utf-8", errors="replace")
@@ -152,6 +168,10 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait(timeout=15)
+        if self._copier is not None:
+            self._copier.join(timeout=15)
+            if self.proc.stdout is not None:
+                self.proc.stdout.close()
         self._log.close()
 
 
@@ -170,12 +190,14 @@ def serving_chat(cfg: Config, folder: Path, overrides: dict[str, Any] | None = N
 
 @contextmanager
 def running_server(args: list[str], log_path: Path, env: dict[str, str] | None = None,
-                   audit_log: Path | None = None) -> Iterator[Server]:
+                   audit_log: Path | None = None, piped_log: bool = False) -> Iterator[Server]:
     """Start ``python <args>`` (``{port}`` in an argument becomes a free port), wait until it
     answers /health, and stop it afterwards. With ``audit_log``, the server's every attempt to
-    reach another host is recorded there (:meth:`Server.remote_attempts`)."""
+    reach another host is recorded there (:meth:`Server.remote_attempts`); ``piped_log``: see
+    :class:`Server`."""
     port = free_port()
-    server = Server([a.format(port=port) for a in args], port, log_path, env, audit_log)
+    server = Server([a.format(port=port) for a in args], port, log_path, env, audit_log,
+                    piped_log)
     try:
         server.wait_ready()
         yield server
