@@ -132,7 +132,6 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         assert chat.source_links(chat.answers().nth(1))  # its sources, as PubMed links
         panel = chat.open_source_panel(chat.answers().nth(0), 1)  # and their side panels
         assert "PubMed" in panel.inner_text()
-        server.wait_for_log(r"conversation resumed: 2 turns, mode conversational")
 
         tab2 = ChatPage(browser, server.url, tab_of=chat)  # the same user, another tab
         try:
@@ -145,6 +144,7 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
             assert "Mode: conversational" in third.inner_text()
             # searched with the stored turns: the last stored question + this one
             assert _searched_after(chat).startswith(SECOND)
+            server.wait_for_log(r"conversation resumed: 2 turns, mode conversational")
             fourth = tab2.ask(FOURTH)
             assert "Mode: conversational" in fourth.inner_text()
             # tab two never saw THIRD: the stored conversation gave it
