@@ -257,7 +257,7 @@ async def _notice(text: str) -> cl.Message:
 
 async def answer(backend: Backend, question: str, mode: str) -> None:
     """Answer one question in this chat session: search step, streamed answer, sources."""
-    history: list[tuple[str, str]] = cl.user_session.get("history") or []
+    memory: list[tuple[str, str]] = cl.user_session.get("history") or []
     notice: cl.Message | None = None
     try:
         if not backend.loaded:
@@ -276,6 +276,9 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
             if notice is not None:
                 await notice.remove()
                 notice = None
+            # read once its turn has come: what another tab on this conversation answered
+            # meanwhile is stored by then (docs/history.md "Restarts and two tabs")
+            history = await saved.conversation_history(memory, HISTORY_LIMIT)
             result = await _stream_answer(backend, assistant, question, mode, history)
     finally:
         if notice is not None:

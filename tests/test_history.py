@@ -23,7 +23,7 @@ from chainlit.user import User
 from app.history import schema, store
 from app.history.db import database_url, sqlite_path
 from app.history.store import HistoryStore, check_sqlite_file
-from app.history.turns import ANSWER_KEY, rebuild_history, stored_mode
+from app.history.turns import ANSWER_KEY, followup_history, rebuild_history, stored_mode
 
 
 def _store(path: Path) -> HistoryStore:
@@ -196,6 +196,49 @@ def test_the_history_is_rebuilt_from_the_stored_answers() -> None:
     assert stored_mode({"metadata": {}, "steps": thread["steps"][:2]}, "plain") == \
         "conversational"
     assert stored_mode({"metadata": {"mode": "bogus"}, "steps": []}, "plain") == "plain"
+
+
+def test_a_follow_up_continues_from_the_stored_conversation_not_only_this_tabs_memory() -> None:
+    q1, q2, q3, q4 = ("q1", "a1"), ("q2", "a2"), ("q3", "a3"), ("q4", "a4")
+    # another tab on the conversation answered q3: this tab (resumed with q1, q2) continues it
+    assert followup_history([q1, q2], [q1, q2, q3], 20) == [q1, q2, q3]
+    # this tab's own answer not stored yet (written in the background): kept, after the stored
+    assert followup_history([q1, q2, q4], [q1, q2], 20) == [q1, q2, q4]
+    assert followup_history([q1, q2, q4], [q1, q2, q3], 20) == [q1, q2, q3, q4]
+    # the same turn twice: each stored turn stands for one remembered turn
+    assert followup_history([q1, q1], [q1], 20) == [q1, q1]
+    # history off or unreadable: the session's memory; nothing stored yet (writes failing): too
+    assert followup_history([q1, q2], None, 20) == [q1, q2]
+    assert followup_history([q1, q2], [], 20) == [q1, q2]
+    # the newest turns, at most ``limit``
+    assert followup_history([q1], [q1, q2, q3], 2) == [q2, q3]
+    assert followup_history([q1, q2, q3], None, 2) == [q2, q3]
+
+
+async def test_a_threads_answer_records_are_read_from_it_alone_in_order(tmp_path: Path) -> None:
+    init_http_context()
+    layer = _store(tmp_path / "history.db")
+    await layer.update_thread("t1", name="one")
+    await layer.update_thread("t2", name="two")
+    steps = [("t1", "s3", "2026-01-01T00:00:03Z", "q3"), ("t1", "s1", "2026-01-01T00:00:01Z",
+             "q1"), ("t2", "s2", "2026-01-01T00:00:02Z", "other"),
+             ("t1", "s4", "2026-01-01T00:00:04Z", "refused")]
+    for thread, sid, created, question in steps:
+        await layer.create_step(_step(thread, sid, "assistant_message", created,
+                                      metadata=_answer_meta(question, "a",
+                                                            refused=question == "refused")))
+    await layer.create_step(_step("t1", "u", "user_message", "2026-01-01T00:00:00Z",
+                                  output="q1", metadata={}))
+    records = await layer.answer_records("t1")
+    assert [r["question"] for r in records or []] == ["q1", "q3", "refused"]
+    assert await layer.answer_records("no-such-thread") == []
+    await layer.close()
+    broken = tmp_path / "dir.db"
+    broken.mkdir()  # cannot be opened: nothing read (the chat falls back on its memory)
+    unreadable = _store(broken)
+    assert await unreadable.answer_records("t1") is None
+    assert unreadable.problem
+    await unreadable.close()
 
 
 # ---- upgrades -----------------------------------------------------------------------------------

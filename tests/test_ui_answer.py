@@ -61,14 +61,14 @@ def _files_in_tmp(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)  # Chainlit writes element files under .files/
 
 
-def new_session() -> RecordingEmitter:
+def new_session(thread_id: str | None = None) -> RecordingEmitter:
     """A fresh Chainlit session in the running test's context, recording what it sends."""
     from chainlit.config import FILES_DIRECTORY
 
     # Chainlit makes this folder at import and deletes it when a server it runs shuts down
     # (another test's in-process server may have); a session stores its passages there
     FILES_DIRECTORY.mkdir(exist_ok=True)
-    ctx = init_http_context()
+    ctx = init_http_context(thread_id=thread_id)
     ctx.emitter = RecordingEmitter(ctx.session)
     user_session.set("history", [])
     return ctx.emitter
@@ -295,3 +295,64 @@ async def test_a_new_chat_starts_with_no_history(monkeypatch: pytest.MonkeyPatch
     await ui._chat_start()
     await answer(ui.BACKEND, "And in adults?", "conversational")
     assert fake.calls[-1]["history"] == []
+
+
+@pytest.mark.asyncio
+async def test_two_tabs_on_one_conversation_continue_from_its_stored_turns(
+        tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two chat sessions (tabs) on one stored conversation, history on a real SQLite file: a
+    follow-up in one tab is answered with the turn the other tab just added, and every answer
+    is stored once, in order, in that conversation."""
+    import sqlite3
+
+    import chainlit.data as cl_data
+    from chainlit.context import context_var
+
+    from app.history import HistoryStore
+
+    db = tmp_path / "history.db"
+    store = HistoryStore(f"sqlite+aiosqlite:///{db}", sqlite_file=db)
+    monkeypatch.setattr(cl_data, "_data_layer", store)
+    monkeypatch.setattr(cl_data, "_data_layer_initialized", True)
+    fake = FakeAssistant()
+    backend = Backend(lambda: fake)
+    answer_text = "".join(fake.tokens)
+
+    def tab(thread_id: str, memory: list[tuple[str, str]]) -> Any:
+        new_session(thread_id)
+        user_session.set("history", list(memory))
+        return context_var.get()
+
+    async def ask(ctx: Any, question: str) -> None:
+        async def run() -> None:  # in its own task: the tab's context is set there only
+            context_var.set(ctx)
+            await answer(backend, question, "conversational")
+        await asyncio.create_task(run())
+
+    one = tab("thread-1", [])
+    await ask(one, "Is IQ heritable?")
+    await ask(one, "And in adults?")
+    turns = [("Is IQ heritable?", answer_text), ("And in adults?", answer_text)]
+    two = tab("thread-1", turns)  # opened from the sidebar: resumed with the stored turns
+    other = tab("thread-2", [])  # another conversation, at the same time
+    await asyncio.gather(ask(one, "And in twins?"), ask(other, "Is sleep linked to IQ?"))
+    await ask(two, "And in siblings?")
+    assert fake.calls[-1]["question"] == "And in siblings?"
+    assert fake.calls[-1]["history"][-1] == ("And in twins?", answer_text)  # tab one's turn
+    await ask(one, "What about adoption?")  # and tab one continues from tab two's
+    assert fake.calls[-1]["history"][-2:] == [("And in twins?", answer_text),
+                                              ("And in siblings?", answer_text)]
+
+    def stored() -> list[tuple[str, str]]:
+        with sqlite3.connect(db) as con:
+            return con.execute("""SELECT "threadId", json_extract("metadata",
+                                  '$.pubmed_answer.question') FROM steps WHERE
+                                  "type" = 'assistant_message' ORDER BY "createdAt" """).fetchall()
+
+    expected = [("thread-1", q) for q in ("Is IQ heritable?", "And in adults?", "And in twins?",
+                                          "And in siblings?", "What about adoption?")]
+    await until(lambda: len(stored()) >= 6, stored)
+    rows = stored()
+    assert [r for r in rows if r[0] == "thread-1"] == expected  # once each, in order
+    assert [r for r in rows if r[0] == "thread-2"] == [("thread-2", "Is sleep linked to IQ?")]
+    await store.close()

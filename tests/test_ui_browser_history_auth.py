@@ -97,8 +97,6 @@ def test_a_user_cannot_open_another_users_conversation_by_its_id(
         own = bob.page.request.get(f"{shared.url}/project/thread/{thread_id}")
         assert own.status == 200, own.text()
         # stored in the background: bounded wait until the question is in it
-        import time
-
         deadline = time.monotonic() + 30
         while question not in bob.page.request.get(
                 f"{shared.url}/project/thread/{thread_id}").text():
@@ -222,6 +220,49 @@ def test_a_user_cannot_rate_or_unrate_another_users_answer(browser: Any, shared:
     finally:
         alice.close()
         bob.close()
+
+
+def _stored_questions(server: Server, thread_id: str) -> list[str]:
+    """The questions of the answers stored in one thread, oldest first."""
+    db = server.log_path.parent / "history" / "history.db"
+    with sqlite3.connect(db) as con:
+        rows = con.execute("""SELECT json_extract("metadata", '$.pubmed_answer.question')
+                              FROM steps WHERE "threadId" = ? AND "type" = 'assistant_message'
+                              ORDER BY "createdAt" """, (thread_id,)).fetchall()
+    return [str(q) for (q,) in rows if q]
+
+
+def test_two_users_asking_at_once_each_get_their_own_history(
+        browser: Any, shared: Server) -> None:
+    """Two users, each in a browser of their own, ask and follow up at the same moment (long
+    answers: one streams while the other waits): every answer, and every follow-up's history,
+    stays in its own user's conversation."""
+    questions = {name: [f"Is {name}'s first question answered? long answer",
+                        f"And {name}'s follow-up?"] for name in PASSWORDS}
+    chats = {name: sign_in(browser, shared, name, password)
+             for name, password in PASSWORDS.items()}
+    try:
+        for turn in range(2):
+            sent = {name: chat.send(questions[name][turn]) for name, chat in chats.items()}
+            for name, chat in chats.items():
+                chat.wait_answer(sent[name], timeout_ms=60_000)
+        threads = {}
+        for name, chat in chats.items():
+            other = next(n for n in PASSWORDS if n != name)
+            assert chat.user_messages() == questions[name]
+            step = chat.last_search_step()  # the follow-up searched after its own first turn
+            assert f"after Is {name}'s first question" in step and other not in step, step
+            threads[name] = chat.page.url.rsplit("/", 1)[1]
+        assert threads["alice"] != threads["bob"]
+        for name, thread_id in threads.items():
+            deadline = time.monotonic() + 30  # stored in the background: a bounded wait
+            while len(_stored_questions(shared, thread_id)) < 2:
+                assert time.monotonic() < deadline, _stored_questions(shared, thread_id)
+                time.sleep(0.3)
+            assert _stored_questions(shared, thread_id) == questions[name]  # once, in order
+    finally:
+        for chat in chats.values():
+            chat.close()
 
 
 def test_users_add_keeps_argon2_hashes_only_and_refuses_short_passwords(tmp_path: Path) -> None:

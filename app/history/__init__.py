@@ -14,7 +14,10 @@ from app.history.store import HistoryStore
 from app.history.turns import (
     ANSWER_KEY,
     MODE_KEY,
+    QA,
     answer_record,
+    followup_history,
+    history_of,
     rebuild_history,
     stored_mode,
 )
@@ -51,9 +54,27 @@ def current_store() -> HistoryStore | None:
     return layer if isinstance(layer, HistoryStore) else None
 
 
-def resumed(thread: dict[str, Any], default_mode: str, limit: int) -> tuple[str, list]:
+def resumed(thread: dict[str, Any], default_mode: str, limit: int) -> tuple[str, list[QA]]:
     """(mode, conversational history) of a reopened conversation, from what is stored."""
     return stored_mode(thread, default_mode), rebuild_history(thread, limit)
+
+
+async def conversation_history(memory: list[QA], limit: int) -> list[QA]:
+    """The turns this chat session's next question is answered with: the conversation as
+    stored now when history is on (so a second tab on it continues from what the first added),
+    else the session's ``memory`` (:func:`app.history.turns.followup_history` decides)."""
+    import chainlit as cl
+
+    store = current_store()
+    if store is None:
+        return followup_history(memory, None, limit)
+    records = await store.answer_records(cl.context.session.thread_id)
+    stored = None if records is None else history_of(records)
+    turns = followup_history(memory, stored, limit)
+    if stored is not None and turns != memory[-limit:]:
+        log.info("history: continuing from the stored conversation (%d turns; this chat "
+                 "remembered %d)", len(stored), len(memory))
+    return turns
 
 
 async def after_answer(mode: str) -> None:
@@ -64,8 +85,7 @@ async def after_answer(mode: str) -> None:
     store = current_store()
     if store is None:
         return
-    session = cl.context.session
-    thread_id = getattr(session, "thread_id", None)
+    thread_id = cl.context.session.thread_id
     if thread_id:
         await store.update_thread(thread_id, metadata={MODE_KEY: mode})
     if store.problem and not cl.user_session.get(_NOTICE_KEY):
@@ -74,6 +94,6 @@ async def after_answer(mode: str) -> None:
         await cl.Message(content=UNAVAILABLE_TEXT).send()
 
 
-__all__ = ["ANSWER_KEY", "MODE_KEY", "UNAVAILABLE_TEXT", "HistoryStore", "after_answer",
-           "answer_record", "current_store", "install", "rebuild_history", "resumed",
-           "stored_mode"]
+__all__ = ["ANSWER_KEY", "MODE_KEY", "QA", "UNAVAILABLE_TEXT", "HistoryStore", "after_answer",
+           "answer_record", "conversation_history", "current_store", "followup_history",
+           "install", "rebuild_history", "resumed", "stored_mode"]

@@ -50,6 +50,7 @@ from app.history.db import (
     sqlite_path,
 )
 from app.history.schema import create_or_upgrade
+from app.history.turns import answer_records
 from settings.config import Config
 
 log = logging.getLogger("app.history")
@@ -277,6 +278,18 @@ class HistoryStore(SQLAlchemyDataLayer):
     async def delete_step(self, step_id: str) -> None:
         async with self._step_lock:
             await _BASE_DELETE_STEP(self, step_id)
+
+    async def answer_records(self, thread_id: str) -> list[dict[str, Any]] | None:
+        """The answer records of one thread as stored now, oldest first (every tab's answers);
+        None when the database cannot be read. Taken after the step writes already waiting
+        (the lock is fair), so an answer just finished in another tab is read."""
+        query = ('SELECT "metadata" FROM steps WHERE "threadId" = :thread_id '
+                 'AND "type" = \'assistant_message\' ORDER BY "createdAt" ASC')
+        async with self._step_lock:
+            rows = await self.execute_sql(query, {"thread_id": thread_id})
+        if not isinstance(rows, list):
+            return None
+        return answer_records({"steps": rows})
 
     async def update_thread(self, thread_id: str, name: str | None = None,
                             user_id: str | None = None, metadata: dict | None = None,

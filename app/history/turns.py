@@ -1,10 +1,12 @@
 """What a stored conversation says about itself: each answer's record (kept in its message's
 metadata, also what feedback is exported with), the conversational history rebuilt from those
-records when a conversation is reopened, and the mode it was using."""
+records when a conversation is reopened or continued (:func:`followup_history`: the one place
+that decides which turns a question is answered with), and the mode it was using."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +14,8 @@ from settings.config import MODE_NAMES, Config
 
 ANSWER_KEY = "pubmed_answer"  # the key in an answer message's metadata
 MODE_KEY = "mode"  # the key in a thread's metadata (also the chat session's key)
+
+QA = tuple[str, str]  # one turn of the conversational history: (question, answer)
 
 
 def model_label(cfg: Config) -> str:
@@ -59,12 +63,43 @@ def answer_records(thread: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def rebuild_history(thread: dict[str, Any], limit: int) -> list[tuple[str, str]]:
+def history_of(records: Iterable[dict[str, Any]]) -> list[QA]:
+    """(question, answer) of every answer record that was not a refusal, in order."""
+    return [(r["question"], str(r.get("answer") or "")) for r in records if not r.get("refused")]
+
+
+def rebuild_history(thread: dict[str, Any], limit: int) -> list[QA]:
     """The conversational mode's history, from the stored turns: (question, answer) of every
     answer that was not a refusal, the last ``limit`` of them (what the chat keeps while live)."""
-    turns = [(r["question"], str(r.get("answer") or "")) for r in answer_records(thread)
-             if not r.get("refused")]
-    return turns[-limit:]
+    return history_of(answer_records(thread))[-limit:]
+
+
+def unstored(memory: Sequence[QA], stored: Sequence[QA]) -> list[QA]:
+    """The turns of ``memory`` not found, in order, among ``stored`` (each stored turn matches
+    one remembered turn at most)."""
+    missing: list[QA] = []
+    at = 0
+    for turn in memory:
+        try:
+            at = stored.index(turn, at) + 1
+        except ValueError:
+            missing.append(turn)
+    return missing
+
+
+def followup_history(memory: Sequence[QA], stored: Sequence[QA] | None, limit: int) -> list[QA]:
+    """The turns the next question of a live chat is answered with (its last ``limit``).
+
+    ``memory`` is what this chat session has seen (the turns it resumed with and those it
+    answered); ``stored`` is the conversation as stored now, or None when history is off or the
+    database cannot be read. The stored conversation is the truth: another tab on the same
+    conversation may have added turns this session never saw, and a follow-up continues from
+    them. A turn of this session not stored yet (Chainlit writes in the background; or the
+    writes are failing) is kept, after the stored ones. Without a stored conversation, the
+    session's memory is the history."""
+    if stored is None:
+        return list(memory)[-limit:]
+    return [*stored, *unstored(memory, stored)][-limit:]
 
 
 def stored_mode(thread: dict[str, Any], default: str) -> str:

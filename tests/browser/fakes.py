@@ -69,7 +69,8 @@ class FakeAssistant:
                                                     searched_question=question, refused=True))
                 return
             tokens = ["word "] * 400 if "long answer" in question.lower() else self.tokens
-            searched = f"{question} (rewritten)" if history else question
+            # a follow-up names the turn it continues (tests tell whose history it was given)
+            searched = f"{question} (rewritten) after {history[-1][0]}" if history else question
             subs = [f"{question} variant {i}" for i in (1, 2)] if mode == "multi-query" else []
             filters = {"year_min": 2018} if "since 2018" in question else {}
             yield PreparedEvent(searched_question=searched, sub_queries=subs, filters=filters,

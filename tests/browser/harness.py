@@ -160,6 +160,13 @@ class Server:
             time.sleep(0.5)
         raise RuntimeError(f"server not ready after {timeout_s} s:\n{self.log()}")
 
+    def kill(self) -> None:
+        """A hard kill (SIGKILL: no shutdown code runs), as a crash or a power cut would."""
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # our own process group only
+            self.proc.wait(timeout=15)
+        self._log.close()
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             os.killpg(self.proc.pid, signal.SIGTERM)  # our own process group only
@@ -233,15 +240,22 @@ class ChatPage:
     made; one to another host is recorded and then aborted, so the record does not depend on
     whether this machine is online. :meth:`close` fails the test if there was any."""
 
-    def __init__(self, browser: Any, base_url: str) -> None:
+    def __init__(self, browser: Any, base_url: str, tab_of: ChatPage | None = None) -> None:
+        """A new browser context (a user of its own), or with ``tab_of`` another tab of that
+        page's context (the same user and cookies; its requests recorded with that page's)."""
         self.base_url = base_url
-        self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
-        self.context.add_init_script(_RECORD_PARTIALS)
         self.dialogs: list[str] = []
-        self.requests: list[str] = []
         self._keeps_history: bool | None = None
-        self.context.on("request", lambda req: self.requests.append(req.url))
-        self.context.route(NOT_LOCAL_URL, lambda route: route.abort())
+        self._owns_context = tab_of is None
+        if tab_of is None:
+            self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
+            self.context.add_init_script(_RECORD_PARTIALS)
+            self.requests: list[str] = []
+            self.context.on("request", lambda req: self.requests.append(req.url))
+            self.context.route(NOT_LOCAL_URL, lambda route: route.abort())
+        else:
+            self.context = tab_of.context
+            self.requests = tab_of.requests
         self.page = self.context.new_page()
         self.page.on("dialog", self._on_dialog)
         self.page.on("websocket", lambda ws: self.requests.append(ws.url))
@@ -262,7 +276,10 @@ class ChatPage:
     def close(self) -> None:
         """Close the tab; raise if it ever asked another host for anything (unless the test is
         already failing: that error is the one to see)."""
-        self.context.close()
+        if self._owns_context:
+            self.context.close()
+        else:
+            self.page.close()
         external = self.external_requests()
         if external and sys.exc_info()[0] is None:
             raise AssertionError(f"the page made requests to other hosts: {external}")
@@ -297,8 +314,8 @@ class ChatPage:
 
     def click_on_screen(self, selector: str, timeout_s: float = 30) -> None:
         """Click the element matching ``selector`` that is on screen (the closed threads sidebar
-        holds a second "New chat" and sidebar button, off screen); waits (bounded) until one is
-        drawn: a page just loaded may not have its header yet."""
+        holds a second "New chat" and sidebar button, off screen); waits for it (a page just
+        loaded can still be drawing: its spinner first, then the chat)."""
         deadline = time.monotonic() + timeout_s
         while True:
             for element in self.page.locator(selector).all():
