@@ -51,14 +51,19 @@ def mode_for_message(command: str | None, default: str) -> tuple[str, bool]:
     return mode, False
 
 
-def mode_after_resume(mode: str, default: str, resumed: str | None) -> str:
-    """The mode of the first question in a conversation reopened from the sidebar. The page
-    keeps the button it had highlighted (a new chat's default) and the server cannot change it,
-    so a question sent with the default's button continues in the conversation's stored mode;
-    any other button is the user's choice."""
-    if resumed and mode == default:
-        return resumed
-    return mode
+def mode_after_resume(mode: str, default: str, resumed: str | None,
+                      unselected: bool = False) -> tuple[str, str | None]:
+    """(the mode a question in a conversation reopened from the sidebar is answered in, the
+    resumed mode to keep for the next question). The page keeps the button it had highlighted
+    (a new chat's default) and the server cannot change it, so questions sent with the default's
+    button continue in the conversation's stored mode, every one of them, until the user picks
+    another mode: another button, or clearing the highlighted one (``unselected``), which asks
+    for the default itself."""
+    if resumed is None or unselected:
+        return mode, None
+    if mode == default:
+        return resumed, resumed
+    return mode, None
 
 
 async def show_mode_buttons(selected: str) -> None:

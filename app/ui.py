@@ -235,8 +235,9 @@ async def _on_message(message: cl.Message) -> None:
         question = validate_question(message.content, app_config().chains.max_question_chars)
         default = app_config().chains.mode
         mode, unselected = mode_for_message(getattr(message, "command", None), default)
-        mode = mode_after_resume(mode, default, cl.user_session.get("resumed_mode"))
-        cl.user_session.set("resumed_mode", None)
+        mode, resumed = mode_after_resume(mode, default, cl.user_session.get("resumed_mode"),
+                                          unselected)
+        cl.user_session.set("resumed_mode", resumed)
         cl.user_session.set("mode", mode)
         if unselected:  # no mode button was highlighted: highlight the one answering
             await show_mode_buttons(mode)

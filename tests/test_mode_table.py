@@ -135,11 +135,14 @@ def test_the_tables_helpers() -> None:
     assert modes.mode_labels()["plain"] == "Plain"
 
 
-def test_the_first_question_of_a_reopened_conversation_keeps_its_stored_mode() -> None:
+def test_questions_of_a_reopened_conversation_keep_its_stored_mode() -> None:
     from app import mode_control
 
-    # the page still highlights the new chat's default: the conversation's own mode continues it
-    assert mode_control.mode_after_resume("plain", "plain", "conversational") == "conversational"
-    # another button is the user's choice; no resume, no change
-    assert mode_control.mode_after_resume("multi-query", "plain", "conversational") == "multi-query"
-    assert mode_control.mode_after_resume("plain", "plain", None) == "plain"
+    # the page still highlights the new chat's default: the conversation's own mode continues
+    # it, for every question after the first too (the page still shows the default)
+    resume = mode_control.mode_after_resume
+    assert resume("plain", "plain", "conversational") == ("conversational", "conversational")
+    # another button is the user's choice, and ends it; so does clearing the highlighted one
+    assert resume("multi-query", "plain", "conversational") == ("multi-query", None)
+    assert resume("plain", "plain", "conversational", unselected=True) == ("plain", None)
+    assert resume("plain", "plain", None) == ("plain", None)

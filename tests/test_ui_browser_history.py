@@ -37,6 +37,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 FIRST = "Does methylphenidate improve attention in children with ADHD?"
 SECOND = "And in adults?"
 THIRD = "What are its side effects?"
+FOURTH = "How long do they last?"
 THREAD_URL = re.compile(r"/thread/([0-9a-f-]{36})$")
 
 
@@ -157,6 +158,12 @@ def converse_reopen_rate_export(browser: Any, server: Server, cfg: Path, stored:
         chat.page.locator("textarea").last.fill("helpful sources")
         chat.page.click("#submit-feedback")
         chat.page.locator(".positive-feedback-on").wait_for(timeout=30_000)
+
+        # the page still highlights the new chat's button: the next follow-up too continues in
+        # the conversation's own mode, not only the first one after reopening
+        fourth = chat.ask(FOURTH)
+        assert "Mode: conversational" in fourth.inner_text(), fourth.inner_text()
+        assert "Rewritten question:" in chat.last_search_step()
     finally:
         chat.close()
 

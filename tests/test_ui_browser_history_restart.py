@@ -158,9 +158,6 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
 
         # a question, and the server killed as soon as it starts on it (Chainlit's task start
         # shows the stop button): the question is being stored, searched or answered
-        # (a conversation opened from the sidebar continues in its mode for one question; the
-        # page keeps the button it had highlighted, here plain: app/mode_control.py)
-        chat.set_mode("Conversational (follow-up questions)")
         before = chat.send(FIFTH)
         chat.page.locator("#stop-button").wait_for(timeout=120_000)
         server.kill()
