@@ -17,6 +17,7 @@ import pytest
 from app.config import load_config
 from app.ui import QUEUED_TEXT
 from tests.browser.harness import (
+    FAKE_APP_ARGS,
     REPO_ROOT,
     ChatPage,
     Server,
@@ -101,7 +102,7 @@ def slow_fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Serve
     """app/ui.py with the scripted assistant at 0.5 s a token: a "long answer" takes 200 s."""
     require_chromium()
     log = tmp_path_factory.mktemp("faults_ui") / "server.log"
-    args = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port", "{port}"]
+    args = FAKE_APP_ARGS
     with running_server(args, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
                                         "FAKE_TOKEN_DELAY": "0.5"}) as server:
         yield server

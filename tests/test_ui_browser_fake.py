@@ -19,6 +19,7 @@ from app.config import load_config
 from app.ui import QUEUED_TEXT
 from tests.browser.fakes import XSS_TITLE
 from tests.browser.harness import (
+    FAKE_APP_ARGS,
     REPO_ROOT,
     ChatPage,
     Server,
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.browser
 def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     require_chromium()
     folder = tmp_path_factory.mktemp("ui_fake")
-    args = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port", "{port}"]
+    args = FAKE_APP_ARGS
     with running_server(args, folder / "server.log", env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
                                                           "FAKE_TOKEN_DELAY": "0.05"},
                         audit_log=folder / "net.log") as server:

@@ -25,6 +25,7 @@ import pytest
 from app.config import load_config
 from app.history import UNAVAILABLE_TEXT
 from tests.browser.harness import (
+    FAKE_APP_ARGS,
     REPO_ROOT,
     ChatPage,
     Server,
@@ -35,13 +36,11 @@ from tests.browser.harness import (
 
 pytestmark = pytest.mark.browser
 
-FAKE_APP = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port",
-            "{port}"]
 PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22"}
 
 
 def _fake_server(cfg: Path, log: Path) -> Any:
-    return running_server(FAKE_APP, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
+    return running_server(FAKE_APP_ARGS, log, env={"CHAINLIT_APP_ROOT": str(REPO_ROOT),
                                               "PUBMED_ASSISTANT_CFG": str(cfg),
                                               "FAKE_TOKEN_DELAY": "0.01"})
 

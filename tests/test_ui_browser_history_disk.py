@@ -38,6 +38,7 @@ import pytest
 from app.config import load_config
 from app.history import UNAVAILABLE_TEXT
 from tests.browser.harness import (
+    FAKE_APP_ARGS,
     REPO_ROOT,
     ChatPage,
     Server,
@@ -48,8 +49,6 @@ from tests.browser.harness import (
 
 pytestmark = pytest.mark.browser
 
-FAKE_APP = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port",
-            "{port}"]
 TMPFS_SIZE = "1m"  # the schema, a first conversation and its panels' files: about 150 KiB
 APP_ROOT_LINKS = (".chainlit", "public", "chainlit.md")
 TABLES = ("users", "threads", "steps", "elements", "feedbacks")
@@ -114,7 +113,7 @@ def tiny_disk(folder: Path) -> Iterator[TinyDisk]:
 
 
 def _fake_server(cfg: Path, log: Path, disk: TinyDisk) -> Any:
-    return running_server(FAKE_APP, log, env={"CHAINLIT_APP_ROOT": str(disk.folder),
+    return running_server(FAKE_APP_ARGS, log, env={"CHAINLIT_APP_ROOT": str(disk.folder),
                                               "PUBMED_ASSISTANT_CFG": str(cfg),
                                               "FAKE_TOKEN_DELAY": "0.01"},
                           piped_log=disk.how == "rlimit")

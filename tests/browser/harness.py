@@ -79,6 +79,10 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+# the chat server with tests/browser/fake_app.py's scripted assistant (no model), for running_server
+FAKE_APP_ARGS = ["-m", "chainlit", "run", "tests/browser/fake_app.py", "--headless", "--port",
+                 "{port}"]
+
 def write_test_config(cfg: Config, path: Path, overrides: dict[str, Any] | None = None) -> Path:
     """Write ``cfg`` as a YAML file at ``path`` with every path in it made absolute (so the file
     works from any folder), its chat history (database, sign-in secret, users) beside the file,
