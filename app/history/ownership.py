@@ -16,7 +16,6 @@ unknown one). A body Chainlit would refuse (422) goes through untouched.
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 from chainlit.types import DeleteFeedbackRequest, UpdateFeedbackRequest
 from fastapi import HTTPException
@@ -25,34 +24,36 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from app.history.store import HistoryStore, HistoryUnreadable
+
 log = logging.getLogger("app.history")
 
 NOT_FOUND = "Message not found"
 
 
-async def _rows(layer: Any, query: str, parameters: dict[str, Any]) -> list[dict[str, Any]]:
-    rows = await layer.execute_sql(query=query, parameters=parameters)
-    if not isinstance(rows, list):  # the database cannot be read now: nothing can be checked
-        raise HTTPException(status_code=503, detail="History is unavailable")
-    return rows
+def _unavailable() -> HTTPException:
+    return HTTPException(status_code=503, detail="History is unavailable")
 
 
-async def check_own_step(layer: Any, identifier: str, step_id: str) -> None:
+async def check_own_step(layer: HistoryStore, identifier: str, step_id: str) -> None:
     """Nothing when step ``step_id`` is in a conversation of ``identifier``, else a 404."""
-    rows = await _rows(layer, 'SELECT "threadId" AS thread_id FROM steps WHERE "id" = :id',
-                       {"id": step_id})
-    thread_id = rows[0].get("thread_id") if rows else None
-    if thread_id and await layer.get_thread_author(str(thread_id)) == identifier:
+    try:
+        thread_id = await layer.step_thread(step_id)
+    except HistoryUnreadable:  # the database cannot be read now: nothing can be checked
+        raise _unavailable() from None
+    if thread_id and await layer.get_thread_author(thread_id) == identifier:
         return
     log.warning("feedback refused: step %s is not in a conversation of %r", step_id[:64],
                 identifier[:64])
     raise HTTPException(status_code=404, detail=NOT_FOUND)
 
 
-async def stored_feedback_step(layer: Any, feedback_id: str) -> str | None:
+async def stored_feedback_step(layer: HistoryStore, feedback_id: str) -> str | None:
     """The step a stored rating is for (None: no such rating)."""
-    rows = await _rows(layer, 'SELECT "forId" AS for_id FROM feedbacks WHERE "id" = :id',
-                       {"id": feedback_id})
+    rows = await layer.execute_sql('SELECT "forId" AS for_id FROM feedbacks WHERE "id" = :id',
+                                   {"id": feedback_id})
+    if not isinstance(rows, list):
+        raise _unavailable()
     return str(rows[0]["for_id"]) if rows and rows[0].get("for_id") else None
 
 
@@ -68,9 +69,9 @@ async def signed_in(request: Request) -> str:
 
 async def check(request: Request, body: bytes) -> None:
     """Raise (HTTPException) unless this rating request is about the user's own answers."""
-    from chainlit.data import get_data_layer
+    from app.history import current_store
 
-    layer = get_data_layer()
+    layer = current_store()
     if layer is None:  # no history: Chainlit's route answers that itself
         return
     try:

@@ -55,10 +55,15 @@ from settings.config import Config
 
 log = logging.getLogger("app.history")
 
+STEP_THREAD_QUERY = 'SELECT "threadId" AS thread_id FROM steps WHERE "id" = :id'
 RETRY_AFTER_S = 30.0  # after a failed write, writes are skipped this long (a locked file)
 CORRUPT_MARKERS = ("file is not a database", "malformed", "not a database")
 # keys of a chat session that are not worth storing with the thread (the turns are the steps)
 UNSTORED_SESSION_KEYS = ("history", "index_status_task")
+
+
+class HistoryUnreadable(RuntimeError):
+    """The history database cannot be read now (what is wrong: :attr:`HistoryStore.problem`)."""
 
 
 class InlineStorage(BaseStorageClient):
@@ -299,13 +304,23 @@ class HistoryStore(SQLAlchemyDataLayer):
         await super().update_thread(thread_id, name=name, user_id=user_id, metadata=metadata,
                                     tags=tags)
 
+    async def step_thread(self, step_id: str) -> str | None:
+        """The conversation step ``step_id`` is in (None: no such step); raises
+        :class:`HistoryUnreadable` when the database cannot be read."""
+        rows = await self.execute_sql(STEP_THREAD_QUERY, {"id": step_id})
+        if not isinstance(rows, list):
+            raise HistoryUnreadable(self.problem or "the history database cannot be read")
+        return str(rows[0]["thread_id"]) if rows and rows[0].get("thread_id") else None
+
     async def upsert_feedback(self, feedback: Feedback) -> str:
         """A rating is filed under the conversation of the step it rates, whatever conversation
         the request names (who may rate it: :mod:`app.history.ownership`)."""
-        rows = await self.execute_sql('SELECT "threadId" AS thread_id FROM steps WHERE "id" = :id',
-                                      {"id": feedback.forId})
-        if isinstance(rows, list) and rows and rows[0].get("thread_id"):
-            feedback.threadId = str(rows[0]["thread_id"])
+        try:
+            thread_id = await self.step_thread(feedback.forId)
+        except HistoryUnreadable:
+            thread_id = None  # Chainlit's own write then fails and is reported the same way
+        if thread_id:
+            feedback.threadId = thread_id
         return await super().upsert_feedback(feedback)
 
     async def get_thread_author(self, thread_id: str) -> str:
