@@ -61,11 +61,13 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9'-]*|\d{4}")
 # What a small model writes among its queries that is no query (seen from SmolLM2-135M on the
 # verdict questions): a "Q:"/"B:" label before a real query; an answer to the question ("A: Yes,
 # a year of simvastatin increases ...", "The answer is yes."); a remark ("Please note that these
-# are not exact duplicates ..."); a timestamp ("2018-04-29 20:57:16.232 - ...").
+# are not exact duplicates ...", "These are all valid queries to answer the question of ...", seen
+# in the chat); a timestamp ("2018-04-29 20:57:16.232 - ...").
 _QUERY_LABEL = re.compile(r"^(?:q|question|[b-e])\s*:\s+", re.IGNORECASE)  # not "E. coli"
 _NOT_A_QUERY = re.compile(
     r"^(?:a\s*:|answers?\s*:|the\s+answer\b|(?:yes|no)[,.!]|please\s+note\b|notes?\s*:|"
-    r"note\s+that\b)",
+    r"note\s+that\b|(?:these|those|they)\s+are\s+(?:all\s+)?(?:valid|good|possible|alternative)\b|"
+    r"(?:all\s+(?:of\s+)?)?the\s+above\b)",
     re.IGNORECASE,
 )
 

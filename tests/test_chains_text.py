@@ -113,6 +113,7 @@ def test_parse_queries_drops_answers_remarks_and_timestamps_the_small_model_writ
            "Please note that these are not exact duplicates of each other\n"
            "2018-04-29 20:57:16.232 - 2018-04-29 20:57:16.232 - 2018-04-29 20\n"
            "Note: these queries have multiple possible answers\n"
+           "These are all valid queries to answer the question of whether simvastatin raises IQ.\n"
            "Yes, simvastatin raises IQ.")
     assert parse_queries(raw, 5, original=q) == [
         "Does simvastatin improve attention in neurofibromatosis type 1?",
