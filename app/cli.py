@@ -74,6 +74,10 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "peak RSS, no mixed histories",
                 "bench.chat",
             ),
+            "recorded": (
+                "record a fixed set of real answers, or compare two recordings token for token",
+                "bench.recorded",
+            ),
         },
     ),
     "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),
