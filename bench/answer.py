@@ -17,7 +17,7 @@ from pathlib import Path
 
 from chains.modes import mode_names
 from chains.result import AnswerResult, DoneEvent, TokenEvent
-from settings.config import Config
+from settings.config import Config, llm_with_backend
 
 SHARED_QUESTIONS = (
     Path(__file__).resolve().parents[2] / "shared" / "data" / "eval" / "pubmedqa_pqal.jsonl"
@@ -43,7 +43,7 @@ def backend_config(cfg: Config, spec: str) -> Config:
     for pair in pairs:
         key, _, value = pair.partition("=")
         update[key] = value
-    llm = type(cfg.llm).model_validate({**cfg.llm.model_dump(), **update})
+    llm = llm_with_backend(cfg.llm, name, **{k: v for k, v in update.items() if k != "backend"})
     return cfg.model_copy(update={"llm": llm})
 
 

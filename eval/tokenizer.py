@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from settings.config import Config
+from settings.config import Config, GPT4AllLLMConfig, llm_with_backend
 from settings.errors import UserFacingError
 
 SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
@@ -126,9 +126,10 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     from llms.gguf_compat import cached_tokenizer
     from llms.llm import build_llm, locate_model
 
-    llm_cfg = cfg.llm.model_copy(update={"backend": "gpt4all"})
+    llm_cfg = llm_with_backend(cfg.llm, "gpt4all")
     if args.gguf:
         llm_cfg = llm_cfg.model_copy(update={"model_path": str(Path(args.gguf).resolve())})
+    assert isinstance(llm_cfg, GPT4AllLLMConfig)
     model = build_llm(llm_cfg, root=cfg.root)
     loc = locate_model(llm_cfg, cfg.root)
     if args.reference_gguf:
@@ -137,7 +138,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         reference = loc.folder / loc.gguf_file
     else:
         raise UserFacingError("eval tokenizer compares a GGUF's tokenizer: give --reference-gguf")
-    cache = cfg.resolve(cfg.llm.gguf_cache)
+    cache = cfg.resolve(llm_cfg.gguf_cache)
     folder = cached_tokenizer(reference.resolve(), cache)
     if folder is None:
         print(f"transformers cannot build a tokenizer from {reference}", file=sys.stderr)

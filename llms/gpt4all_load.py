@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from llms.gguf_compat import cached_tokenizer, prepare_for_gpt4all
-from settings.config import LLMConfig
+from settings.config import GPT4AllLLMConfig
 from settings.errors import ModelLoadError
 
 
@@ -76,7 +76,7 @@ def _tokenizer(source: Path, cache_dir: Path):  # noqa: ANN202 - tokenizers.Toke
     return Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
-def load_gpt4all(llm: LLMConfig, loc, root: Path | None, *, packaged: bool):  # noqa: ANN001, ANN201
+def load_gpt4all(llm: GPT4AllLLMConfig, loc, root: Path | None, *, packaged: bool):  # noqa: ANN001, ANN201
     """``loc`` is a :class:`llms.llm.ModelLocation`; ``packaged``: the default model, whose
     pre-tokenizer name is rewritten in a cached copy (a user's own file is loaded as is)."""
     from llms.gpt4all_chat import GPT4AllChatModel

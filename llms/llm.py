@@ -21,7 +21,13 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
 from llms.capabilities import TokenCountingModel, capabilities, grant
-from settings.config import LLMConfig
+from settings.config import (
+    GPT4AllLLMConfig,
+    HuggingFaceLLMConfig,
+    LLMConfig,
+    LocalLLMConfig,
+    OpenAILLMConfig,
+)
 from settings.errors import ModelLoadError
 from settings.offline import offline_env
 
@@ -61,7 +67,7 @@ def default_model_location() -> ModelLocation:
     return ModelLocation(folder, DEFAULT_GGUF)
 
 
-def locate_model(llm: LLMConfig, root: Path | None = None) -> ModelLocation:
+def locate_model(llm: LocalLLMConfig, root: Path | None = None) -> ModelLocation:
     """Resolve ``llm.model_path``/``llm.gguf_file`` (relative to ``root``) or the default model."""
     if not llm.model_path:
         return default_model_location()
@@ -111,7 +117,7 @@ def _resolve_device(device: str) -> str:
         return "cpu"
 
 
-def _load_huggingface(llm: LLMConfig, root: Path | None) -> BaseChatModel:
+def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatModel:
     loc = locate_model(llm, root)
     offline_env()
     try:
@@ -193,7 +199,7 @@ def kwargs_for_tokenizer(model_kwargs: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in model_kwargs.items() if k in keep}
 
 
-def _load_gpt4all(llm: LLMConfig, root: Path | None) -> BaseChatModel:
+def _load_gpt4all(llm: GPT4AllLLMConfig, root: Path | None) -> BaseChatModel:
     if importlib.util.find_spec("gpt4all") is None:
         raise ModelLoadError(
             "llm.backend is gpt4all but the gpt4all package is not installed: "
@@ -204,7 +210,7 @@ def _load_gpt4all(llm: LLMConfig, root: Path | None) -> BaseChatModel:
     return load_gpt4all(llm, locate_model(llm, root), root, packaged=not llm.model_path)
 
 
-def _load_openai(llm: LLMConfig, root: Path | None) -> BaseChatModel:
+def _load_openai(llm: OpenAILLMConfig, root: Path | None) -> BaseChatModel:
     if not llm.openai_base_url or not llm.openai_model:
         raise ModelLoadError(
             "llm.backend openai needs llm.openai_base_url (e.g. http://localhost:11434/v1) and "
@@ -225,23 +231,29 @@ def _load_openai(llm: LLMConfig, root: Path | None) -> BaseChatModel:
     )
 
 
-_BACKENDS: dict[str, Callable[[LLMConfig, Path | None], BaseChatModel]] = {
-    "huggingface": _load_huggingface,
-    "gpt4all": _load_gpt4all,
-    "openai": _load_openai,
-}
+def _load(llm: LLMConfig, root: Path | None) -> BaseChatModel:
+    """The backend's loader for its own section (the config's tagged union picked it)."""
+    if llm.backend not in _BACKENDS:
+        pass  # an object built without validation: the error below
+    elif isinstance(llm, HuggingFaceLLMConfig):
+        return _load_huggingface(llm, root)
+    elif isinstance(llm, GPT4AllLLMConfig):
+        return _load_gpt4all(llm, root)
+    elif isinstance(llm, OpenAILLMConfig):
+        return _load_openai(llm, root)
+    raise ModelLoadError(
+        f"unknown llm.backend {getattr(llm, 'backend', llm)!r}: use one of {', '.join(_BACKENDS)}"
+    )
+
+
+_BACKENDS = ("huggingface", "gpt4all", "openai")
 
 
 def build_llm(llm: LLMConfig, *, root: Path | None = None) -> BaseChatModel:
     """The configured chat model (relative ``llm.model_path`` resolves against ``root``), with
     the capabilities cfg.yaml grants it (``llm.writes_lead``)."""
-    loader = _BACKENDS.get(llm.backend)
-    if loader is None:
-        raise ModelLoadError(
-            f"unknown llm.backend {llm.backend!r}: use one of {', '.join(_BACKENDS)}"
-        )
     # what the weights can do, the backend cannot know: cfg.yaml says (off by default)
-    return grant(loader(llm, root), writes_lead=llm.writes_lead)
+    return grant(_load(llm, root), writes_lead=llm.writes_lead)
 
 
 def approx_token_count(text: str) -> int:

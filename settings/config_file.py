@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from settings.config import Config
+from settings.config import LLM_SECTIONS, Config, GPT4AllLLMConfig, OpenAILLMConfig
 
 
 def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = None
@@ -24,12 +24,17 @@ def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = N
         data["retrieval"]["milvus"]["uri"] = str(cfg.resolve(cfg.retrieval.milvus.uri))
     for key, value in cfg.prompts.model_dump().items():
         data["prompts"][key] = str(cfg.resolve(value))
-    if cfg.llm.model_path:
+    if not isinstance(cfg.llm, OpenAILLMConfig) and cfg.llm.model_path:
         data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
-    data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
+    if isinstance(cfg.llm, GPT4AllLLMConfig):
+        data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
     data["history"]["folder"] = str(cfg.resolve(cfg.history.folder))
     data["ui"]["users_file"] = str(cfg.resolve(cfg.ui.users_file))
     for section, values in (overrides or {}).items():
+        backend = values.get("backend") if section == "llm" else None
+        if backend in LLM_SECTIONS and backend != data["llm"]["backend"]:  # the shared keys stay
+            fields = LLM_SECTIONS[backend].model_fields
+            data["llm"] = {k: v for k, v in data["llm"].items() if k in fields}
         data.setdefault(section, {}).update(values)
     return data
 

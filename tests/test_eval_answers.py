@@ -16,7 +16,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from app.config import Config, LLMConfig
+from app.config import Config, HuggingFaceLLMConfig
 from chains.verdict import Calibration, VerdictOutcome, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
@@ -27,7 +27,8 @@ from eval.answers import (
 )
 from llms.capabilities import Capabilities
 
-E2E_LLM = LLMConfig(device="cpu", max_new_tokens=32)  # the same settings as the e2e tests: one load
+# the same settings as the e2e tests: one load
+E2E_LLM = HuggingFaceLLMConfig(device="cpu", max_new_tokens=32)
 
 
 def _write(path: Path, rows: list[dict]) -> Path:

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage
 
-from app.config import LLMConfig
+from app.config import GPT4AllLLMConfig
 from app.errors import ModelLoadError
 from tests.conftest import PUBMED_DIR, REPO, require_shared_data
 
@@ -39,7 +39,7 @@ def g4a():  # noqa: ANN201
     from llms.gpt4all_chat import GPT4AllChatModel
     from llms.llm import get_llm
 
-    model = get_llm(LLMConfig(backend="gpt4all", device="cpu", max_new_tokens=32), root=REPO)
+    model = get_llm(GPT4AllLLMConfig(device="cpu", max_new_tokens=32), root=REPO)
     assert isinstance(model, GPT4AllChatModel)
     return model
 
@@ -171,7 +171,7 @@ def test_a_truncated_file_gives_a_clear_error(tmp_path: Path) -> None:
     ) as src:
         broken.write_bytes(src.read(40_000_000))
     with pytest.raises(ModelLoadError) as err:
-        build_llm(LLMConfig(backend="gpt4all", model_path=str(broken)))
+        build_llm(GPT4AllLLMConfig(model_path=str(broken)))
     msg = str(err.value)
     assert str(broken) in msg
     assert "not within the file bounds" in msg  # llama.cpp's own reason
@@ -184,7 +184,7 @@ def test_a_gguf_with_an_unknown_pre_tokenizer_names_the_fix(tmp_path: Path) -> N
     own = tmp_path / "own.gguf"
     shutil.copyfile(packaged_gguf(), own)  # a user's own file is loaded as is: not rewritten
     with pytest.raises(ModelLoadError) as err:
-        build_llm(LLMConfig(backend="gpt4all", model_path=str(own)))
+        build_llm(GPT4AllLLMConfig(model_path=str(own)))
     msg = str(err.value)
     assert str(own) in msg and "unknown pre-tokenizer type: 'smollm'" in msg
     assert "gguf_new_metadata --pre-tokenizer gpt-2" in msg

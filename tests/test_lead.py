@@ -11,7 +11,7 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
-from app.config import Config, LLMConfig, load_config
+from app.config import Config, HuggingFaceLLMConfig, load_config
 from chains.assistant import Assistant
 from grounding.compose import compose_extractive
 from grounding.concepts import check_coverage, question_concepts, question_stems
@@ -211,7 +211,7 @@ def test_the_135m_default_is_never_asked_for_a_lead() -> None:
     # nothing grants it: not its backend classes, not the config's default, not cfg.yaml
     assert not GPT4AllChatModel.capabilities.writes_lead
     assert not LocalHFChatModel.capabilities.writes_lead
-    assert not LLMConfig().writes_lead and not load_config().llm.writes_lead
+    assert not HuggingFaceLLMConfig().writes_lead and not load_config().llm.writes_lead
     llm = Default135M(responses=[ANSWER], prompts=[])
     assert not capabilities(grant(llm, writes_lead=load_config().llm.writes_lead)).writes_lead
     r = ask(llm)

@@ -18,7 +18,7 @@ import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from llms.hf_chat import LocalHFChatModel
-from settings.config import LLMConfig
+from settings.config import HuggingFaceLLMConfig
 from settings.errors import ModelLoadError
 
 pytestmark = pytest.mark.skipif(
@@ -32,12 +32,12 @@ PROMPTS: list[list[BaseMessage]] = [
 ]
 
 
-def folder_config(folder: Path) -> LLMConfig:
-    return LLMConfig(backend="huggingface", model_path=str(folder), gguf_file=None, device="cpu",
+def folder_config(folder: Path) -> HuggingFaceLLMConfig:
+    return HuggingFaceLLMConfig(model_path=str(folder), gguf_file=None, device="cpu",
                      max_new_tokens=8)  # fmt: skip
 
 
-def load(llm: LLMConfig) -> LocalHFChatModel:
+def load(llm: HuggingFaceLLMConfig) -> LocalHFChatModel:
     from llms.llm import get_llm
 
     model = get_llm(llm)
@@ -62,7 +62,7 @@ def plain_copy(model: Any) -> Any:
 
 @pytest.fixture(scope="module")
 def gguf_llm() -> LocalHFChatModel:
-    return load(LLMConfig(device="cpu", max_new_tokens=8))  # the packaged GGUF
+    return load(HuggingFaceLLMConfig(device="cpu", max_new_tokens=8))  # the packaged GGUF
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import re
 import pytest
 from langchain_core.messages import HumanMessage
 
-from app.config import LLMConfig
+from app.config import HuggingFaceLLMConfig
 from llms.hf_chat import LocalHFChatModel
 
 pytestmark = pytest.mark.skipif(
@@ -23,7 +23,7 @@ pytestmark = pytest.mark.skipif(
 def real_llm() -> LocalHFChatModel:
     from llms.llm import get_llm
 
-    model = get_llm(LLMConfig(device="cpu", max_new_tokens=32))
+    model = get_llm(HuggingFaceLLMConfig(device="cpu", max_new_tokens=32))
     assert isinstance(model, LocalHFChatModel)
     return model
 

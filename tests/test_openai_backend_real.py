@@ -19,7 +19,7 @@ import yaml
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
-from settings.config import Config, LLMConfig
+from settings.config import Config, OpenAILLMConfig
 from settings.errors import UserFacingError
 from tests.conftest import REPO
 
@@ -144,7 +144,7 @@ def _loopback_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def openai_cfg(base_url: str, **llm: object) -> Config:
     return Config(
-        llm=LLMConfig(backend="openai", openai_base_url=base_url, openai_model=MODEL, **llm)
+        llm=OpenAILLMConfig(openai_base_url=base_url, openai_model=MODEL, **llm)
     )
 
 

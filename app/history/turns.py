@@ -10,7 +10,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from settings.config import MODE_NAMES, Config
+from settings.config import MODE_NAMES, Config, OpenAILLMConfig
 
 ANSWER_KEY = "pubmed_answer"  # the key in an answer message's metadata
 MODE_KEY = "mode"  # the key in a thread's metadata (also the chat session's key)
@@ -21,8 +21,8 @@ QA = tuple[str, str]  # one turn of the conversational history: (question, answe
 def model_label(cfg: Config) -> str:
     """The model's name as the user configured it (``llm.model_path``'s file or folder name, the
     OpenAI model, or the built-in SmolLM2-135M-Instruct), with its backend."""
-    if cfg.llm.backend == "openai" and cfg.llm.openai_model:
-        name = cfg.llm.openai_model
+    if isinstance(cfg.llm, OpenAILLMConfig):
+        name = cfg.llm.openai_model or "SmolLM2-135M-Instruct"
     elif cfg.llm.model_path:
         name = Path(cfg.llm.model_path).name
     else:
