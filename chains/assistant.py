@@ -171,7 +171,6 @@ class Assistant:
         )
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),
-            rewrite=make_rewrite_step(self._model, prompts.rewrite),
             followup_search=make_followup_search_step(
                 self.retriever,
                 make_rewrite_step(self._model, prompts.rewrite),

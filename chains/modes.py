@@ -51,7 +51,6 @@ class ModeParts:
     """The steps the modes are composed of (see :mod:`chains.steps`, :mod:`chains.answer`)."""
 
     retrieve: Runnable[Any, Any]  # {"question", "filters"?} -> Retrieval
-    rewrite: Runnable[Any, Any]  # {"question", "history"} -> {"question", "raw", "fallback"}
     followup_search: Runnable[Any, Any]  # Turn with history -> Turn (see make_followup_search_step)
     generate_queries: Runnable[Any, Any]  # {"question"} -> [sub-query, ...]
     answer_tail: Runnable[Any, Any]  # Turn -> events
@@ -83,11 +82,9 @@ def make_search_step(retrieve: Runnable[Any, Any]) -> Runnable[Any, Any]:
     def unpack(turn: dict[str, Any]) -> Turn:
         out: dict[str, Any] = dict(turn)
         retrieval = out.pop("retrieval")
-        searched = turn.get("searched") or turn["question"]
         documents = list(retrieval.documents)
         out.update(
-            searched=searched,
-            searched_question=retrieval.query or searched,
+            searched_question=retrieval.query or turn["question"],
             filters=retrieval.filters,
             documents=documents,
             refused=bool(retrieval.empty or not documents),
@@ -95,7 +92,7 @@ def make_search_step(retrieve: Runnable[Any, Any]) -> Runnable[Any, Any]:
         return out  # type: ignore[return-value]
 
     def query(turn: dict[str, Any]) -> dict[str, Any]:
-        return {"question": turn.get("searched") or turn["question"]}
+        return {"question": turn["question"]}
 
     find = RunnableLambda(query) | retrieve
     search = RunnablePassthrough.assign(retrieval=find) | RunnableLambda(unpack)
@@ -149,7 +146,6 @@ def make_followup_search_step(
         documents = list(found.documents)
         return {
             **turn,
-            "searched": question,
             "searched_question": found.query or question,
             "filters": found.filters,
             "documents": documents,

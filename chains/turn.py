@@ -21,7 +21,6 @@ class Turn(TypedDict, total=False):
     mode: str  # a name in chains.modes.MODE_TABLE
     question: str  # as the user asked it
     history: list[tuple[str, str]]  # earlier (question, answer) turns, already cut to depth
-    searched: str  # what is searched: the question, or its standalone rewrite
     searched_question: str  # the searched text after filters were taken out of it
     filters: Filters  # the retriever's (applied to sub-queries too)
     documents: list[Document]  # best first; after fit_context, exactly what the prompt shows
