@@ -10,12 +10,10 @@ from urllib.parse import quote
 from chains.references import vancouver
 from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
 from ingest.design import badge
+from ingest.links import DOI_URL, PMC_URL, PUBMED_URL
 from retrievers.filters import Filters
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
 
-PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
-DOI_URL = "https://doi.org/{doi}"
-PMC_URL = "https://pmc.ncbi.nlm.nih.gov/articles/{pmc}/"
 RETRACTED_BADGE = "⚠️ **RETRACTED**"
 QUEUED_TEXT = "Queued: waiting for another answer to finish…"
 

@@ -53,6 +53,7 @@ from grounding.consensus import Judgement, names
 from grounding.evidence import EvidenceSentence
 from grounding.sources import ArticleTexts
 from grounding.stance import StanceClassifier
+from ingest.links import pubmed_url
 from settings.grounding import GroundingSettings
 
 EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEvent]]
@@ -68,7 +69,7 @@ def to_source(
         n=n,
         pmid=str(md.get("pmid", "")),
         title=str(md.get("title") or ""),
-        url=str(md.get("url") or f"https://pubmed.ncbi.nlm.nih.gov/{md.get('pmid', '')}/"),
+        url=str(md.get("url") or pubmed_url(str(md.get("pmid", "")))),
         year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
         journal=str(md.get("journal") or ""),
         authors=[str(a) for a in md.get("authors") or []],

@@ -38,6 +38,7 @@ from indexing.store import (
     publish,
     verify_build,
 )
+from ingest.metadata import chunk_metadata
 from ingest.models import CITATION_FIELDS, Article
 
 SHARD_ROWS = 1024
@@ -275,7 +276,7 @@ def _build_locked(
         if previous is not None and article.pmid in reused_rows:  # reused rows need previous
             stored, _, old_vectors, _ = previous
             rows = reused_rows[article.pmid]
-            meta = article.metadata()  # re-derived: an older schema's metadata is never kept
+            meta = chunk_metadata(article)  # re-derived: an older schema's metadata is never kept
             chunks.extend(
                 Chunk(
                     article.pmid,

@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
+from ingest.metadata import chunk_metadata
 from ingest.models import Article
 
 # A sentence ends at . ! ? followed by space and an upper-case letter/digit, or at a newline
@@ -106,7 +107,7 @@ class TokenChunker:
         return tail, size
 
     def chunk_article(self, article: Article) -> list[Chunk]:
-        meta = article.metadata()
+        meta = chunk_metadata(article)
         texts = self.chunk_text(article.abstract) or [article.title]
         return [
             Chunk(

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-PUBMED_URL = "https://pubmed.ncbi.nlm.nih.gov/{pmid}/"
+from ingest.links import pubmed_url
+
 # Bibliographic fields nothing is embedded or filtered from: an index reuses an article's vectors
 # when only these changed (indexing.build.article_hash) and refreshes its chunks' metadata
 CITATION_FIELDS = ("volume", "issue", "pages", "pmc", "author_last_names")
@@ -33,7 +34,7 @@ class Article(BaseModel):
     day: int | None = None
     doi: str | None = None
     mesh_terms: list[str] = Field(default_factory=list)
-    # -- what PubMed says beyond the citation (metadata schema 2; see ingest/design.py) --------
+    # -- what PubMed says beyond the citation (metadata schema 2; ingest/metadata.py) --------
     mesh_major: list[str] = Field(default_factory=list)  # descriptors marked as major topics
     publication_types: list[PublicationType] = Field(default_factory=list)
     pmc: str | None = None  # PMC id ("PMC5985927"): free full text exists
@@ -52,7 +53,7 @@ class Article(BaseModel):
 
     @property
     def url(self) -> str:
-        return PUBMED_URL.format(pmid=self.pmid)
+        return pubmed_url(self.pmid)
 
     @property
     def retracted(self) -> bool:
@@ -61,49 +62,8 @@ class Article(BaseModel):
             p.name == RETRACTED_TYPE for p in self.publication_types
         )
 
-    def metadata(self) -> dict:
-        """Flat metadata carried by every chunk of this article (JSON-safe)."""
-        return {
-            "pmid": self.pmid,
-            "title": self.title,
-            "authors": list(self.authors),
-            "journal": self.journal,
-            "year": self.year,
-            "month": self.month,
-            "day": self.day,
-            "doi": self.doi,
-            "mesh_terms": list(self.mesh_terms),
-            "url": self.url,
-            **evidence_metadata(self),
-        }
-
 
 def journal_key(name: str | None) -> str:
     """How a journal name is compared by filters: case-folded, full stops dropped, spaces
     collapsed ("N. Engl. J. Med." and "N Engl J Med" are one journal)."""
     return " ".join((name or "").replace(".", " ").casefold().split())
-
-
-def evidence_metadata(article: Article) -> dict:
-    """The schema-2 chunk fields: what the UI, the filters and citation export read."""
-    from ingest.design import classify, humans_flag  # the rules read an Article
-
-    design = classify(article)
-    return {
-        "mesh_major": list(article.mesh_major),
-        "publication_types": [p.name for p in article.publication_types],
-        "pmc": article.pmc,
-        "keywords": list(article.keywords),
-        "language": article.language,
-        "volume": article.volume,
-        "issue": article.issue,
-        "pages": article.pages,
-        "author_last_names": list(article.author_last_names),
-        "retracted": article.retracted,
-        "retraction_notices": list(article.retraction_notices),
-        "design": design.label,
-        "design_source": design.source,
-        "design_rule": design.rule,
-        "humans": humans_flag(article, design.label),
-        "journal_key": journal_key(article.journal),
-    }

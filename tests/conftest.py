@@ -42,6 +42,8 @@ INDEX_CODE = [
     "indexing/store.py",
     "indexing/progress.py",
     "ingest/models.py",
+    "ingest/links.py",
+    "ingest/metadata.py",
     "ingest/design.py",
     "settings/errors.py",
 ]

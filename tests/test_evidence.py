@@ -23,6 +23,7 @@ from indexing.build import (
 from indexing.chunking import Chunk
 from indexing.store import IndexMismatchError, location, new_build_dir, open_current, publish
 from ingest.design import classify, classify_text
+from ingest.metadata import chunk_metadata
 from ingest.models import Article, PublicationType
 from ingest.sources import iter_file
 from retrievers.filters import Filters, parse_filters
@@ -66,12 +67,12 @@ def test_a_retraction_is_read_from_xml_and_medline() -> None:
     assert xml.retracted and medline.retracted
     assert len(xml.retraction_notices) == 1  # the RetractionIn entry only, not the CommentIn
     assert medline.retraction_notices == ["99999901"]  # the RIN line's PMID (a placeholder)
-    meta = xml.metadata()
+    meta = chunk_metadata(xml)
     assert meta["retracted"] is True and meta["design"] == "rct"
     assert meta["design_source"] == "publication type"
     # the same article without its retraction notice and type is not retracted
     clean = xml.model_copy(update={"retraction_notices": [], "publication_types": []})
-    assert not clean.retracted and clean.metadata()["design"] == "rct"  # from its wording
+    assert not clean.retracted and chunk_metadata(clean)["design"] == "rct"  # from its wording
 
 
 # -- the design rules -------------------------------------------------------------------------

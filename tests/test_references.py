@@ -18,6 +18,7 @@ from chains.references import page_range, to_bibtex, to_ris, vancouver, vancouve
 from chains.result import Source
 from indexing.build import article_hash
 from ingest.medline import iter_medline
+from ingest.metadata import chunk_metadata
 from ingest.models import Article
 from ingest.pubmed_xml import iter_pubmed_xml
 from tests.conftest import SHARED_DATA
@@ -56,7 +57,7 @@ def articles() -> list[Article]:
 
 def _sources(articles: list[Article]) -> list[Source]:
     return [
-        to_source(n, Document(page_content=a.abstract, metadata=a.metadata()), a.abstract)
+        to_source(n, Document(page_content=a.abstract, metadata=chunk_metadata(a)), a.abstract)
         for n, a in enumerate(articles, 1)
     ]
 
