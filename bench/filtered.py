@@ -102,12 +102,12 @@ def bench_filtered_scale(base_vectors: np.ndarray, real_meta: list[dict], querie
                          sizes: list[int], k: int = 20) -> list[dict]:
     import faiss
 
-    from bench.retrieval import _synthetic
+    from bench.synthetic import synthetic_vectors
     from retrievers.dense_filter import FilterIndex
 
     rows = []
     for n in sizes:
-        data = _synthetic(base_vectors, n)
+        data = synthetic_vectors(base_vectors, n)
         index = faiss.IndexFlatIP(data.shape[1])
         index.add(data)
         del data

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bench.synthetic import synthetic_vectors
 from eval.retrieval import read_questions
 from settings.errors import UserFacingError
 
@@ -155,17 +156,6 @@ def bench_real(cfg, questions: list[str]) -> tuple[dict, SearchBackend]:
     }, backend
 
 
-def _synthetic(base: np.ndarray, n: int, seed: int = 0) -> np.ndarray:
-    rng = np.random.default_rng(seed)
-    out = np.empty((n, base.shape[1]), dtype=np.float32)
-    for start in range(0, n, 100_000):
-        stop = min(n, start + 100_000)
-        rows = base[rng.integers(0, len(base), stop - start)]
-        noisy = rows + rng.normal(0, 0.04, rows.shape).astype(np.float32)
-        out[start:stop] = noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
-    return out
-
-
 def _time_search(index, queries: np.ndarray, k: int = 10) -> tuple[list[float], np.ndarray]:
     times, ids = [], []
     for q in queries:
@@ -181,7 +171,7 @@ def bench_dense_scale(base: np.ndarray, queries: np.ndarray, sizes: list[int]) -
 
     rows = []
     for n in sizes:
-        data = _synthetic(base, n)
+        data = synthetic_vectors(base, n)
         exact = faiss.IndexFlatIP(data.shape[1])
         exact.add(data)
         t_exact, truth = _time_search(exact, queries)

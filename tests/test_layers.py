@@ -78,3 +78,49 @@ def test_every_package_has_a_layer() -> None:
     """A package missing from LAYERS would go unchecked, and so would every import of it."""
     packages = {p.parent.name for p in REPO.glob("*/__init__.py")} - {"tests"}
     assert packages == set(LAYERS)
+
+
+def module_graph() -> dict[str, set[str]]:
+    """module -> the project modules it imports (anywhere in the file, ``TYPE_CHECKING`` too);
+    ``from a.b import c`` counts as importing ``a.b.c`` when that is a module, else ``a.b``."""
+    modules = {
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__"): p
+        for package in LAYERS
+        for p in (REPO / package).rglob("*.py")
+    }
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    found.add(full if full in modules else node.module)
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        graph[name] = {m for m in found if m in modules and m != name}
+    return graph
+
+
+def test_no_import_circle() -> None:
+    """No module imports, directly or through others, a module that imports it back (a package's
+    ``__init__`` re-exporting its modules is the package, not a circle)."""
+    graph = module_graph()
+    circles: list[list[str]] = []
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        for target in sorted(graph[module]):
+            if target in path:
+                cycle = path[path.index(target) :]
+                pairs = zip(cycle, cycle[1:] + cycle[:1], strict=True)
+                if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in pairs):
+                    circles.append(cycle)
+            elif target not in done:
+                visit(target, [*path, target])
+        done.add(module)
+
+    for module in sorted(graph):
+        if module not in done:
+            visit(module, [module])
+    assert not circles, "import circles:\n" + "\n".join(" -> ".join(c) for c in circles)
