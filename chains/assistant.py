@@ -9,12 +9,10 @@ is retrieved it refuses without calling the answering LLM. ``ask`` is the synchr
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import threading
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -35,9 +33,8 @@ from chains.steps import (
     make_rewrite_step,
 )
 from chains.turn import Turn
-from chains.verdict.calibration import VerdictClassifier
+from grounding.classifier import load_stance_classifier
 from grounding.sources import ArticleTexts, SentenceEncoder, load_encoder
-from grounding.stance import StanceClassifier
 from retrievers.service import SearchService
 from settings.config import Config
 from settings.errors import UserFacingError
@@ -48,21 +45,6 @@ Event = PreparedEvent | TokenEvent | DoneEvent
 TokenCounter = Callable[[Sequence[BaseMessage]], int]
 
 __all__ = ["Assistant", "InvalidModeError", "to_source"]
-
-
-STANCE_CLASSIFIER = "stance.classifier.json"
-
-
-def load_stance_classifier(folder: Path) -> StanceClassifier | None:
-    """The fitted stance classifier next to the prompts (``python -m eval.stance_fit``), as a
-    function from stance features to probabilities; None (rules alone) when absent or damaged."""
-    path = folder / STANCE_CLASSIFIER
-    try:
-        clf = VerdictClassifier.from_dict(json.loads(path.read_text(encoding="utf-8")))
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        log.warning("no stance classifier (%s): stances from the rules alone", err)
-        return None
-    return clf.probabilities
 
 
 class InvalidModeError(UserFacingError):

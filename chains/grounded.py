@@ -24,7 +24,6 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from chains.policy import AnswerPolicy
 from chains.result import MEDIUM_CONFIDENCE, CitedSentence, DroppedSentence, EvidenceSpan
 from chains.turn import Turn
-from chains.verdict.labels import is_yes_no_question
 from grounding.compose import ComposedAnswer, compose_answer, compose_extractive
 from grounding.concepts import CorpusTerms, check_coverage, question_concepts
 from grounding.consensus import Judgement, judge
@@ -34,6 +33,7 @@ from grounding.sources import ArticleTexts, SentenceEncoder, SourcePool
 from grounding.stance import StanceClassifier, source_stance
 from grounding.stream import GroundedStream
 from grounding.support import SupportChecker
+from grounding.yes_no import is_yes_no_question
 from indexing.stems import stem
 from settings.grounding import GroundingSettings
 

@@ -8,8 +8,7 @@ from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from chains.result import DroppedSentence
-from chains.verdict.labels import Verdict
-from grounding.consensus import Judgement
+from grounding.consensus import Judgement, Verdict
 from grounding.evidence import EvidenceSentence
 from grounding.sources import SourcePool
 from retrievers.filters import Filters

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
 from chains.verdict.labels import VERDICTS, Verdict
+from grounding.classifier import LinearClassifier
 
 Method = Literal["score", "json", "classifier"]
 
@@ -91,66 +91,10 @@ def save_calibration(path: Path, setting: str, cal: Calibration) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
 
-@dataclass
-class VerdictClassifier:
-    """Multinomial logistic regression over named features (cues, option log-prob differences),
-    stored as plain JSON numbers next to the prompt: standardise, linear scores, argmax."""
-
-    features: list[str]
-    coef: list[list[float]]  # one row per class in VERDICTS
-    intercept: list[float]
-    mean: list[float]
-    scale: list[float]
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    def scores(self, values: dict[str, float]) -> dict[str, float]:
-        x = [
-            (float(values.get(name, mu)) - mu) / (sd or 1.0)
-            for name, mu, sd in zip(self.features, self.mean, self.scale, strict=True)
-        ]
-        return {
-            v: b + sum(w * xi for w, xi in zip(row, x, strict=True))
-            for v, row, b in zip(VERDICTS, self.coef, self.intercept, strict=True)
-        }
-
-    def probabilities(self, values: dict[str, float]) -> dict[str, float]:
-        s = self.scores(values)
-        m = max(s.values())
-        z = sum(math.exp(x - m) for x in s.values())
-        return {v: math.exp(x - m) / z for v, x in s.items()}
-
-    def decide(self, values: dict[str, float]) -> Verdict:
-        s = self.scores(values)
-        return max(VERDICTS, key=lambda v: s[v])
-
-    def uses(self, names: Sequence[str]) -> bool:
-        return any(name in self.features for name in names)
+class VerdictClassifier(LinearClassifier):
+    """The verdict's classifier: a :class:`grounding.classifier.LinearClassifier` that can say
+    whether it reads the model's scores."""
 
     def needs_llm(self) -> bool:
         """Whether a feature comes from the model (LLM_FEATURES, CHANNEL_FEATURES)."""
         return self.uses(LLM_FEATURES) or self.uses(CHANNEL_FEATURES)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "features": self.features,
-            "coef": self.coef,
-            "intercept": self.intercept,
-            "mean": self.mean,
-            "scale": self.scale,
-            "meta": self.meta,
-        }
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> VerdictClassifier:
-        features = [str(f) for f in data["features"]]
-        coef = [[float(w) for w in row] for row in data["coef"]]
-        intercept = [float(b) for b in data["intercept"]]
-        mean = [float(m) for m in data["mean"]]
-        scale = [float(s) for s in data["scale"]]
-        if len(coef) != len(VERDICTS) or len(intercept) != len(VERDICTS):
-            raise ValueError("a verdict classifier needs one coefficient row per class")
-        if any(len(row) != len(features) for row in coef) or not (
-            len(mean) == len(scale) == len(features)
-        ):
-            raise ValueError("verdict classifier: features, coef, mean and scale disagree")
-        return cls(features, coef, intercept, mean, scale, dict(data.get("meta", {})))

@@ -1,56 +1,18 @@
-"""The verdict's labels, which questions get one, and reading the JSON a model writes."""
+"""The verdict's labels and reading the JSON a model writes (which questions get a verdict:
+:func:`grounding.yes_no.is_yes_no_question`, re-exported here)."""
 
 from __future__ import annotations
 
 import json
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-Verdict = Literal["yes", "no", "maybe"]
-VERDICTS: tuple[Verdict, ...] = ("yes", "no", "maybe")
+from grounding.yes_no import ANSWER_LABELS, AnswerLabel, is_yes_no_question
 
-_AUX = [
-    "is",
-    "are",
-    "am",
-    "was",
-    "were",
-    "do",
-    "does",
-    "did",
-    "can",
-    "could",
-    "should",
-    "shall",
-    "will",
-    "would",
-    "has",
-    "have",
-    "had",
-    "may",
-    "might",
-    "must",
-]
-_AUX_RX = "(?:" + "|".join(_AUX) + r")(?:n't|\s+not)?\b"
-# A follow-up may open with a connective: "And does it ...?", "So, is ...?", "But do ...?"
-_CONNECTIVE = r"(?:(?:and|but|so|also|then|ok(?:ay)?|well|and\s+so|but\s+then)\b[\s,]*)?"
-_YES_NO = re.compile(r"^\s*" + _CONNECTIVE + _AUX_RX, re.IGNORECASE)
-# "In children with NF1, does simvastatin ...?", "When a child ..., do IQ scores drop?"
-_CLAUSE_YES_NO = re.compile(r"[,:;.?]\s+" + _AUX_RX + r"[^.?]*\?\s*$", re.IGNORECASE)
-_WH = re.compile(
-    r"^\s*" + _CONNECTIVE + r"(?:what|which|who|whom|whose|how|why|where)\b", re.IGNORECASE
-)
+Verdict = AnswerLabel
+VERDICTS: tuple[Verdict, ...] = ANSWER_LABELS
 
-
-def is_yes_no_question(question: str) -> bool:
-    """Rule-based: the question opens with an auxiliary verb (Is, Does, Can, Should, ...), or
-    its last clause does after an opening phrase or a title ("Among adults over 60, is ...?",
-    "Breast cancer clinics: do they work?"), unless it opens with a wh-word."""
-    text = question or ""
-    if _YES_NO.match(text):
-        return True
-    return not _WH.match(text) and bool(_CLAUSE_YES_NO.search(text))
+__all__ = ["VERDICTS", "ParsedVerdict", "Verdict", "is_yes_no_question", "parse_verdict_json"]
 
 
 def _norm_verdict(value: object) -> Verdict | None:
