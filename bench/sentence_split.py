@@ -52,12 +52,12 @@ def _pysbd() -> Splitter:
 
 
 def splitters() -> dict[str, Splitter]:
-    from chains.verdict.evidence import split_sentences as verdict_split
+    from eval.verdict.evidence import split_sentences as verdict_split
     from indexing.chunking import split_sentences as chunk_split
 
     return {
         "grounding": _ours,
-        "chains.verdict": _regex(verdict_split),
+        "eval.verdict": _regex(verdict_split),
         "indexing.chunking": _regex(chunk_split),
         "pysbd": _pysbd(),
     }

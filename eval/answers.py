@@ -25,7 +25,7 @@ from typing import Any, TextIO
 
 from langchain_core.documents import Document
 
-from chains.verdict import (
+from eval.verdict import (
     CHANNEL_FEATURES,
     CLASSIFIER_FEATURES,
     LLM_FEATURES,
@@ -281,7 +281,7 @@ def _calibrate(
     stored: Any,
     wanted: tuple[str, ...],
 ) -> Any:
-    from chains.verdict import fit_classifier
+    from eval.verdict import fit_classifier
 
     model = scorer.llm._identifying_params.get("model_name")
     if method == "score":

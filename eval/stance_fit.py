@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from chains.verdict.fit import fit_classifier
 from eval.grounding import SHARED_QUESTIONS
+from eval.verdict.fit import fit_classifier
 from grounding.concepts import question_stems
 from grounding.sentences import split_sentences
 from grounding.stance import STANCE_FEATURES, stance_features

@@ -57,7 +57,7 @@ def content_words(
     acronym: "AF", "US"), and, unless ``numbers``, without words that have no letter ("0.05").
 
     The one content-word rule: a sentence's terms here, a question's (chains/queries.py) and the
-    verdict's overlap (chains/verdict/evidence.py) differ only in how the text is split and in
+    verdict's overlap (eval/verdict/evidence.py) differ only in how the text is split and in
     the stopwords, each named where it is used."""
     out: list[str] = []
     seen: set[str] = set()

@@ -60,7 +60,7 @@ class GPT4AllChatModel(StreamingChatModel):
     context_window: int = 2048
     n_batch: int = 128
 
-    # capabilities the chains ask about (see chains/verdict.py)
+    # capabilities the chains ask about (see eval/verdict/)
     # no log-probabilities from gpt4all 2.8.2 (so no yes/no option scoring); the raw prompt can end
     # with an ``assistant_prefix``; prompt tokens are counted with the GGUF's own tokenizer
     capabilities: ClassVar[Capabilities] = Capabilities(

@@ -14,7 +14,7 @@ from chains.queries import (
     needs_context,
     parse_queries,
 )
-from chains.verdict import Calibration, fit_bias, is_yes_no_question, parse_verdict_json
+from eval.verdict import Calibration, fit_bias, is_yes_no_question, parse_verdict_json
 
 # ---- citations ------------------------------------------------------------------------------
 

@@ -17,7 +17,6 @@ from langchain_core.language_models.fake_chat_models import FakeListChatModel
 from langchain_core.messages import BaseMessage
 
 from app.config import Config, HuggingFaceLLMConfig
-from chains.verdict import Calibration, VerdictOutcome, save_calibration
 from eval.answers import (
     SHARED_QUESTIONS,
     QuestionFileError,
@@ -25,6 +24,7 @@ from eval.answers import (
     load_questions,
     metrics,
 )
+from eval.verdict import Calibration, VerdictOutcome, save_calibration
 from llms.capabilities import Capabilities
 
 # the same settings as the e2e tests: one load

@@ -239,8 +239,8 @@ def test_source_line_and_side_panel_show_design_retraction_and_links() -> None:
 
 
 def test_the_model_verdict_never_reads_a_retracted_article(monkeypatch) -> None:
-    from chains.verdict.decider import VerdictDecider
-    from chains.verdict.scoring import VerdictOutcome
+    from eval.verdict.decider import VerdictDecider
+    from eval.verdict.scoring import VerdictOutcome
 
     read: list[list[str]] = []
 

@@ -10,7 +10,7 @@ from typing import ClassVar
 import pytest
 from langchain_core.documents import Document
 
-from chains.verdict import (
+from eval.verdict import (
     CLASSIFIER_FEATURES,
     EVIDENCE_TEMPLATE,
     LLM_FEATURES,

@@ -16,10 +16,10 @@ from langchain_core.messages import BaseMessage, HumanMessage
 
 from chains.prompts import render
 from chains.steps import answer_messages
-from chains.verdict.calibration import Calibration
-from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES, cue_features
-from chains.verdict.evidence import Evidence, verdict_evidence
-from chains.verdict.labels import VERDICTS, Verdict, parse_verdict_json
+from eval.verdict.calibration import Calibration
+from eval.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES, cue_features
+from eval.verdict.evidence import Evidence, verdict_evidence
+from eval.verdict.labels import VERDICTS, Verdict, parse_verdict_json
 from llms.capabilities import LikelihoodScorer, as_scorer
 
 # The answer slot of the JSON the yes/no prompt asks for; the options are scored right after it.

@@ -16,10 +16,10 @@ from langchain_core.language_models import BaseChatModel
 
 from chains.budget import TokenCounter, fit_prompt
 from chains.prompts import Prompts
-from chains.verdict.calibration import Calibration, Method
-from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
-from chains.verdict.evidence import ArticleTails, verdict_evidence
-from chains.verdict.scoring import (
+from eval.verdict.calibration import Calibration, Method
+from eval.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
+from eval.verdict.evidence import ArticleTails, verdict_evidence
+from eval.verdict.scoring import (
     VerdictOutcome,
     classify_verdict,
     generate_verdict,

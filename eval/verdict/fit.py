@@ -6,8 +6,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from chains.verdict.calibration import VerdictClassifier
-from chains.verdict.labels import VERDICTS
+from eval.verdict.calibration import VerdictClassifier
+from eval.verdict.labels import VERDICTS
 
 
 def fit_bias(

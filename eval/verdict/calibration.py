@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from chains.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
-from chains.verdict.labels import VERDICTS, Verdict
+from eval.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
+from eval.verdict.labels import VERDICTS, Verdict
 from grounding.classifier import LinearClassifier
 
 Method = Literal["score", "json", "classifier"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import re
 
-from chains.verdict.evidence import content_words
+from eval.verdict.evidence import content_words
 
 
 def _rx(*alternatives: str) -> re.Pattern[str]:

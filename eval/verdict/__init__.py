@@ -8,22 +8,22 @@
 - :mod:`.fit`: training on the dev split (``eval answers --calibrate``), never per question.
 """
 
-from chains.verdict.calibration import (
+from eval.verdict.calibration import (
     Calibration,
     Method,
     VerdictClassifier,
     calibration_path,
     save_calibration,
 )
-from chains.verdict.cues import (
+from eval.verdict.cues import (
     CHANNEL_FEATURES,
     CLASSIFIER_FEATURES,
     CUES,
     LLM_FEATURES,
     cue_features,
 )
-from chains.verdict.decider import VerdictDecider
-from chains.verdict.evidence import (
+from eval.verdict.decider import VerdictDecider
+from eval.verdict.evidence import (
     ArticleTails,
     Evidence,
     best_overlap_sentence,
@@ -33,15 +33,15 @@ from chains.verdict.evidence import (
     split_sentences,
     verdict_evidence,
 )
-from chains.verdict.fit import fit_bias, fit_classifier
-from chains.verdict.labels import (
+from eval.verdict.fit import fit_bias, fit_classifier
+from eval.verdict.labels import (
     VERDICTS,
     ParsedVerdict,
     Verdict,
     is_yes_no_question,
     parse_verdict_json,
 )
-from chains.verdict.scoring import (
+from eval.verdict.scoring import (
     CHANNEL_PREFIX,
     CHANNEL_TEMPLATE,
     EVIDENCE_TEMPLATE,
