@@ -1,19 +1,17 @@
-"""The answering tail every mode ends with: fit the sources into the prompt, find each source's
-evidence sentences, decide a yes/no verdict, stream the grounded answer as events, then
-post-process the event stream.
+"""The answering tail every mode ends with: one branch at its head, then one pass::
 
-``build_answer_tail`` composes::
+    answer_tail = RunnableBranch((nothing_found, refuse), answer) | clean_citations | *post
+    answer      = fit_context | find_evidence | decide | write_answer
 
-    fit_context | find_evidence | decide_lead | stream_answer | clean_citations | *postprocessors
+``refuse`` streams the refusal (nothing retrieved) without the model. Otherwise ``fit_context``
+cuts the sources to the prompt, ``find_evidence`` picks each source's key findings
+(:mod:`chains.grounded`), ``decide`` takes every decision about the answer into one
+:class:`~chains.decision.Decision` (addresses the question? stances, verdict, the lead sentence,
+the extractive answer), and ``write_answer`` streams the answer from it
+(:class:`~chains.writer.AnswerWriter`): one :class:`PreparedEvent` (with the numbered sources the
+LLM sees, each with its whole abstract and key findings), the displayed :class:`TokenEvent`
+pieces (only sentences that pass the support check) and one :class:`DoneEvent`.
 
-``find_evidence`` also judges the answer as a whole (:func:`chains.grounded.judge_sources`): which
-sources address the question's essential concepts, what each says (its stance), and the verdict
-they support, if any, and the lead sentence stating it. ``decide_lead`` (:mod:`chains.lead`)
-lets a model that can write that lead instead, shown only when it passes the checks.
-
-``stream_answer`` yields one :class:`PreparedEvent` (with the numbered sources the LLM sees, each
-with its whole abstract and key findings), the displayed :class:`TokenEvent` pieces (only
-sentences that pass the support check: :mod:`chains.grounded`) and one :class:`DoneEvent`.
 A *post-processor* is a runnable from an event stream to an event stream
 (:func:`event_postprocessor` makes one from an async generator function): it sees the sources
 first, then every token, and may rewrite the final result. Citation cleaning is the first (a
@@ -29,30 +27,24 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.runnables import (
     Runnable,
+    RunnableBranch,
     RunnableConfig,
     RunnableGenerator,
     RunnableLambda,
-    RunnablePassthrough,
 )
 
 from chains.budget import TokenCounter, fit_prompt
 from chains.citations import CitationStreamFilter, clean_citations
 from chains.deadline import Deadline, stopped_note
-from chains.grounded import (
-    AnswerWriter,
-    EncoderProvider,
-    evidence_spans,
-    make_evidence_step,
-)
+from chains.grounded import evidence_spans
 from chains.policy import AnswerPolicy
 from chains.result import AnswerEvent, AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
 from chains.steps import answer_messages
-from chains.turn import Turn
+from chains.turn import Decision, Turn, nothing_found
+from chains.writer import AnswerWriter
 from grounding.concepts import CorpusTerms, question_concepts
-from grounding.consensus import Judgement, names
+from grounding.consensus import names
 from grounding.evidence import EvidenceSentence
-from grounding.sources import ArticleTexts
-from grounding.stance import StanceClassifier
 from ingest.links import pubmed_url
 from settings.grounding import GroundingSettings
 
@@ -133,7 +125,7 @@ def make_fit_step(
     prompt to fit, and counting its tokens would load the model for nothing."""
 
     def fit(turn: Turn) -> Turn:
-        if turn.get("refused") or not writes:
+        if not writes:
             return turn
         fitted = fit_prompt(
             lambda docs, _hist, question: answer_messages(template, question, docs),
@@ -156,108 +148,118 @@ def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
     return list(dict.fromkeys(w for c in question_concepts(question, corpus) for w in c.absent))
 
 
-def make_stream_step(
-    answer: Runnable[Any, Any],
-    refusal: str,
-    policy: AnswerPolicy,
-    timeout_s: float | None = None,
-    settings: GroundingSettings | None = None,
-    corpus: CorpusTerms | None = None,
-) -> Runnable[Any, Any]:
-    """Turn -> events: the sources, the displayed answer pieces, the result. A refused turn
-    (nothing retrieved) streams the refusal without calling the LLM; so do the extractive style
-    and abstention (:class:`chains.grounded.AnswerWriter`). Generation stops after
-    ``timeout_s`` (llm.timeout_s) and the answer says so."""
-    settings = settings or GroundingSettings()
+def result_base(turn: Turn) -> dict[str, Any]:
+    """The :class:`AnswerResult` fields every answer has, refused or not."""
+    return {
+        "mode": turn["mode"],
+        "question": turn["question"],
+        "searched_question": turn.get("searched_question") or turn["question"],
+        "filters": filters_dict(turn.get("filters")),
+        "timings": turn.get("timings", {}),
+        "rewrite": turn.get("rewrite", "unchanged"),
+    }
 
-    async def stream(turn: Turn, config: RunnableConfig) -> AsyncIterator[AnswerEvent]:
-        searched = turn.get("searched_question") or turn["question"]
-        filters = filters_dict(turn.get("filters"))
-        base: dict[str, Any] = {
-            "mode": turn["mode"],
-            "question": turn["question"],
-            "searched_question": searched,
-            "filters": filters,
-            "timings": turn.get("timings", {}),
-            "rewrite": turn.get("rewrite", "unchanged"),
-        }
-        if turn.get("refused"):
-            yield PreparedEvent(
-                searched_question=searched, filters=filters, rewrite=base["rewrite"]
-            )
-            absent = absent_words(turn["question"], corpus)
-            said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
-            yield TokenEvent(text=said)
-            yield DoneEvent(
-                result=AnswerResult(
-                    answer=said, refused=True, style="refused", **base,
-                    addresses_question=not absent, missing_concepts=absent,
-                    absent_concepts=absent, verdict_reason="not_addressed" if absent else "",
-                )  # fmt: skip
-            )
-            return
-        pool, evidence = turn["pool"], turn["evidence"]
-        judgement: Judgement | None = turn.get("judgement")
-        stances = {s.source: s for s in judgement.stances} if judgement else {}
-        yes_no = judgement is not None and judgement.reason != "not_yes_no"
-        # a source's key findings must bear on the question (the bar abstention uses): an
-        # off-topic source that retrieval ranked third shows none rather than its best sentence
-        sources = [
-            to_source(
-                i,
-                d,
-                pool.sources[i - 1].abstract,
-                [e for e in evidence[i - 1] if e.similarity >= settings.relevance_bar],
-            ).model_copy(
-                update={
-                    "stance": stances[i].stance if i in stances and yes_no else None,
-                    "stance_sentence": stances[i].sentence if i in stances and yes_no else "",
-                    "addresses": judgement is None or i in judgement.addressing,
-                }
-            )
-            for i, d in enumerate(turn["documents"], start=1)
-        ]
-        sub_queries = list(turn.get("sub_queries") or [])
-        yield PreparedEvent(
-            searched_question=searched,
-            sub_queries=sub_queries,
-            filters=filters,
-            sources=sources,
-            rewrite=base["rewrite"],
+
+def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None) -> Runnable[Any, Any]:
+    """Turn (nothing retrieved) -> events: the refusal, naming the question's words that no
+    indexed abstract holds; the LLM is never called."""
+
+    async def refuse(turn: Turn) -> AsyncIterator[AnswerEvent]:
+        base = result_base(turn)
+        yield PreparedEvent(searched_question=base["searched_question"], filters=base["filters"],
+                            rewrite=base["rewrite"])  # fmt: skip
+        absent = absent_words(turn["question"], corpus)
+        said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
+        yield TokenEvent(text=said)
+        yield DoneEvent(
+            result=AnswerResult(
+                answer=said, refused=True, style="refused", **base,
+                addresses_question=not absent, missing_concepts=absent,
+                absent_concepts=absent, verdict_reason="not_addressed" if absent else "",
+            )  # fmt: skip
         )
-        writer = AnswerWriter(turn, settings, policy)
+
+    return RunnableLambda(refuse).with_config(run_name="refuse")
+
+
+def numbered_sources(
+    documents: Sequence[Document], decision: Decision, settings: GroundingSettings
+) -> list[Source]:
+    """The sources as the answer cites them ([n]), each with its whole abstract, its key findings
+    and what it says to a yes/no question (from the decision)."""
+    judgement = decision.judgement
+    stances = {s.source: s for s in judgement.stances}
+    yes_no = judgement.reason != "not_yes_no"
+    # a source's key findings must bear on the question (the bar abstention uses): an
+    # off-topic source that retrieval ranked third shows none rather than its best sentence
+    return [
+        to_source(
+            i,
+            d,
+            decision.pool.sources[i - 1].abstract,
+            [e for e in decision.evidence[i - 1] if e.similarity >= settings.relevance_bar],
+        ).model_copy(
+            update={
+                "stance": stances[i].stance if i in stances and yes_no else None,
+                "stance_sentence": stances[i].sentence if i in stances and yes_no else "",
+                "addresses": i in judgement.addressing,
+            }
+        )
+        for i, d in enumerate(documents, start=1)
+    ]
+
+
+async def generate(
+    answer: Runnable[Any, Any],
+    inp: dict[str, Any],
+    writer: AnswerWriter,
+    deadline: Deadline | None,
+    config: RunnableConfig,
+) -> AsyncIterator[str]:
+    """The model's answer as the writer shows it, piece by piece, until ``deadline``."""
+    generated = answer.astream(inp, config)
+    async for piece in deadline.limit(generated) if deadline else generated:
+        shown = writer.feed(piece) if piece else ""
+        if shown:
+            yield shown
+
+
+def make_write_step(
+    answer: Runnable[Any, Any],
+    policy: AnswerPolicy,
+    settings: GroundingSettings,
+    timeout_s: float | None = None,
+) -> Runnable[Any, Any]:
+    """Turn with its decision -> events: the sources, the displayed answer pieces, the result.
+    The extractive style and abstention never call the LLM; generation stops after
+    ``timeout_s`` (llm.timeout_s) and the answer says so."""
+
+    async def write(turn: Turn, config: RunnableConfig) -> AsyncIterator[AnswerEvent]:
+        decision: Decision = turn["decision"]
+        base = result_base(turn)
+        sources = numbered_sources(turn["documents"], decision, settings)
+        sub_queries = list(turn.get("sub_queries") or [])
+        yield PreparedEvent(searched_question=base["searched_question"], sub_queries=sub_queries,
+                            filters=base["filters"], sources=sources, rewrite=base["rewrite"])
+        writer = AnswerWriter(decision, settings, policy)
         for piece in writer.opening():
             yield TokenEvent(text=piece)
         note = ""
         if writer.uses_llm:
-            prefix = verdict_prefix(turn.get("verdict"))
-            inp = {"messages": turn["messages"], "answer_prefix": prefix}
+            inp = {"messages": turn["messages"], "answer_prefix": verdict_prefix(decision.verdict)}
             deadline = Deadline.after(timeout_s) if timeout_s is not None else None
-            generated = answer.astream(inp, config)
-            async for piece in deadline.limit(generated) if deadline else generated:
-                shown = writer.feed(piece) if piece else ""
-                if shown:
-                    yield TokenEvent(text=shown)
+            async for shown in generate(answer, inp, writer, deadline, config):
+                yield TokenEvent(text=shown)
             if deadline is not None and deadline.expired and timeout_s is not None:
                 note = stopped_note(timeout_s)
                 base["timings"] = {**base["timings"], "stopped_at_limit_s": timeout_s}
-        rest = writer.finish()
-        if rest:
-            yield TokenEvent(text=rest)
-        if note:
-            yield TokenEvent(text=note)
-        yield DoneEvent(
-            result=AnswerResult(
-                answer=writer.shown + note,
-                sub_queries=sub_queries,
-                sources=sources,
-                verdict=turn.get("verdict") if writer.composed.verdict else None,
-                **writer.record(),
-                **base,
-            )
-        )
+        for text in (writer.finish(), note):
+            if text:
+                yield TokenEvent(text=text)
+        yield DoneEvent(result=AnswerResult(answer=writer.shown + note, sub_queries=sub_queries,
+                                            sources=sources, **writer.record(), **base))
 
-    return RunnableLambda(stream).with_config(run_name="stream_answer")
+    return RunnableLambda(write).with_config(run_name="write_answer")
 
 
 def event_postprocessor(transform: EventTransform, name: str) -> Runnable[Any, Any]:
@@ -295,33 +297,21 @@ def make_citation_step() -> Runnable[Any, Any]:
 
 def build_answer_tail(
     *,
-    template: str,
-    count_tokens: TokenCounter,
-    budget: Callable[[], int],
-    answer: Runnable[Any, Any],
-    refusal: str,
-    encoder: EncoderProvider,
-    policy: AnswerPolicy,
-    article_text: ArticleTexts | None = None,
-    settings: GroundingSettings | None = None,
-    timeout_s: float | None = None,
+    fit: Runnable[Any, Any],
+    find: Runnable[Any, Any],
+    decide: Runnable[Any, Any],
+    write: Runnable[Any, Any],
+    refuse: Runnable[Any, Any],
     postprocessors: Sequence[Runnable[Any, Any]] = (),
-    corpus: CorpusTerms | None = None,
-    classify_stance: StanceClassifier | None = None,
-    lead: Runnable[Any, Any] | None = None,
 ) -> Runnable[Any, Any]:
-    """Turn -> events (see the module docstring). ``lead``: the ``decide_lead`` step
-    (:func:`chains.lead.make_lead_step`); without it the lead is the stances' always.
-    ``policy``: how the answer is made (:class:`chains.policy.AnswerPolicy`, resolved once by
-    the Assistant); no step reads ``answer.style`` itself."""
-    settings = settings or GroundingSettings()
-    chain = (
-        make_fit_step(template, count_tokens, budget, writes=policy.writes)
-        | make_evidence_step(encoder, article_text, settings, corpus, classify_stance)
-        | (lead or RunnablePassthrough())
-        | make_stream_step(answer, refusal, policy, timeout_s, settings, corpus)
-        | make_citation_step()
-    )
+    """Turn -> events (see the module docstring), from its steps: ``fit``
+    (:func:`make_fit_step`), ``find`` (:func:`chains.grounded.make_evidence_step`), ``decide``
+    (:func:`chains.decision.make_decide_step`), ``write`` (:func:`make_write_step`) and
+    ``refuse`` (:func:`make_refusal_step`), each built once by the Assistant, which resolves how
+    the answer is made (:class:`chains.policy.AnswerPolicy`) and passes it in: no step reads
+    ``answer.style`` itself."""
+    answer = (fit | find | decide | write).with_config(run_name="grounded_answer")
+    chain = RunnableBranch((nothing_found, refuse), answer) | make_citation_step()
     for step in postprocessors:
         chain = chain | step
     return chain.with_config(run_name="answer_tail")

@@ -19,8 +19,16 @@ from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 
-from chains.answer import build_answer_tail, to_source
-from chains.lead import make_lead_step
+from chains.answer import (
+    build_answer_tail,
+    make_fit_step,
+    make_refusal_step,
+    make_write_step,
+    to_source,
+)
+from chains.decision import make_decide_step
+from chains.grounded import make_evidence_step
+from chains.lead import LeadWriter
 from chains.modes import ModeParts, build_mode_chains, make_followup_search_step
 from chains.policy import AnswerPolicy
 from chains.prompts import Prompts
@@ -135,22 +143,24 @@ class Assistant:
         cfg = self.cfg
         prompts = self.prompts
         policy = self.policy
+        corpus = self.retriever.corpus
         tail = build_answer_tail(
-            template=prompts.answer,
-            count_tokens=self.count_tokens,
-            budget=lambda: cfg.llm.context_window - cfg.llm.max_new_tokens,
-            answer=make_answer_step(self._model),
-            refusal=cfg.chains.refusal,
-            encoder=self.encoder,
-            article_text=self.article_text,
-            settings=cfg.answer,
-            timeout_s=cfg.llm.timeout_s,
+            fit=make_fit_step(
+                prompts.answer, self.count_tokens,
+                lambda: cfg.llm.context_window - cfg.llm.max_new_tokens, writes=policy.writes,
+            ),
+            find=make_evidence_step(self.encoder, self.article_text, cfg.answer),
+            decide=make_decide_step(
+                cfg.answer, policy, self.encoder, corpus,
+                load_stance_classifier(prompts.yes_no_path.parent),
+                LeadWriter(self._model, prompts.lead, cfg.answer, policy, cfg.llm.timeout_s),
+            ),
+            write=make_write_step(
+                make_answer_step(self._model), policy, cfg.answer, cfg.llm.timeout_s
+            ),
+            refuse=make_refusal_step(cfg.chains.refusal, corpus),
             postprocessors=postprocessors,
-            corpus=self.retriever.corpus,
-            classify_stance=load_stance_classifier(prompts.yes_no_path.parent),
-            lead=make_lead_step(self._model, prompts.lead, cfg.answer, policy, cfg.llm.timeout_s),
-            policy=policy,
-        )
+        )  # fmt: skip
         parts = ModeParts(
             retrieve=make_retrieve_step(self.retriever),
             followup_search=make_followup_search_step(
@@ -158,7 +168,7 @@ class Assistant:
                 make_rewrite_step(self._model, prompts.rewrite),
                 use_llm_rewrite=cfg.chains.rewrite_with_llm,
                 prior_weight=cfg.retrieval.followup_prior_weight,
-                corpus=self.retriever.corpus,
+                corpus=corpus,
             ),
             generate_queries=make_multi_query_step(
                 self._model, prompts.multi_query, cfg.chains.n_queries
@@ -178,6 +188,7 @@ class Assistant:
         if mode not in self.chains:
             raise InvalidModeError(f"unknown mode {mode!r}: use one of {', '.join(self.chains)}")
         # empty, too long, control characters: refused before any work, with a clear message
+        # (once: a question the CLI or the chat validated already is a ValidQuestion)
         question = validate_question(question, self.cfg.chains.max_question_chars)
         t0 = time.perf_counter()
         not_english = language_refusal(question)

@@ -1,4 +1,5 @@
-"""Who writes a yes/no answer's lead sentence, decided in one place (:func:`decide_lead`).
+"""Who writes a yes/no answer's lead sentence, decided in one place (:class:`LeadWriter`, asked
+by ``decide``: :mod:`chains.decision`).
 
 The lead composed from the stances (:func:`grounding.lead.with_finding`, in ``find_evidence``) is
 the default for every model. The model writes it instead only when all of these hold:
@@ -19,21 +20,20 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from dataclasses import dataclass
 
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import BaseMessage, HumanMessage
 from langchain_core.output_parsers import StrOutputParser
-from langchain_core.runnables import Runnable, RunnableLambda
 
 from chains.policy import AnswerPolicy
 from chains.prompts import render
 from chains.result import DroppedSentence
 from chains.steps import ModelProvider
-from chains.turn import Turn
 from grounding.concepts import question_stems
 from grounding.consensus import Judgement, agreeing
 from grounding.lead import choose_lead
+from grounding.sources import SourcePool
 from grounding.support import SupportChecker
 from llms.llm import with_max_tokens
 from settings.grounding import GroundingSettings
@@ -66,59 +66,41 @@ def lead_messages(template: str, question: str, j: Judgement) -> list[BaseMessag
     return [HumanMessage(text)]
 
 
-async def decide_lead(
-    turn: Turn,
-    model: ModelProvider,
-    template: str,
-    settings: GroundingSettings,
-    policy: AnswerPolicy,
-    timeout_s: float | None = None,
-) -> Turn:
-    """The turn with its judgement's lead decided (see the module docstring): unchanged unless
-    the model may write it and its sentence passes the checks; a rejected sentence is kept in
-    ``lead_dropped``."""
-    judgement: Judgement | None = turn.get("judgement")
-    if turn.get("refused") or turn.get("abstain") or not turn.get("verdict"):
-        return turn
-    if not asks_model(policy, judgement) or not template:
-        return turn
-    assert judgement is not None
-    llm: BaseChatModel = model()
-    if not policy.model_writes_lead(llm):
-        return turn
-    messages = lead_messages(template, turn["question"], judgement)
-    chain = with_max_tokens(llm, LEAD_MAX_TOKENS) | StrOutputParser()
-    try:
-        written = await asyncio.wait_for(chain.ainvoke(messages), timeout_s)
-    except TimeoutError:
-        log.warning("the model's lead took over %ss: the lead composed from the stances", timeout_s)
-        return turn
-    searched = turn.get("searched_question") or turn["question"]
-    choice = choose_lead(
-        judgement, written, SupportChecker(turn["pool"], settings), question_stems(searched)
-    )
-    out: Turn = {**turn, "judgement": choice.judgement}
-    if choice.written is not None and not choice.written.accepted:
-        out["lead_dropped"] = DroppedSentence(
+@dataclass(frozen=True)
+class LeadWriter:
+    """The model's lead for a shown verdict (see the module docstring): called by ``decide``
+    (:mod:`chains.decision`) only when a verdict is shown; the judgement comes back unchanged
+    unless the model may write the lead and its sentence passes the checks, with a rejected
+    sentence as a :class:`DroppedSentence`."""
+
+    model: ModelProvider
+    template: str
+    settings: GroundingSettings
+    policy: AnswerPolicy
+    timeout_s: float | None = None
+
+    async def __call__(
+        self, question: str, searched: str, judgement: Judgement, pool: SourcePool
+    ) -> tuple[Judgement, DroppedSentence | None]:
+        if not asks_model(self.policy, judgement) or not self.template:
+            return judgement, None
+        llm: BaseChatModel = self.model()
+        if not self.policy.model_writes_lead(llm):
+            return judgement, None
+        messages = lead_messages(self.template, question, judgement)
+        chain = with_max_tokens(llm, LEAD_MAX_TOKENS) | StrOutputParser()
+        try:
+            written = await asyncio.wait_for(chain.ainvoke(messages), self.timeout_s)
+        except TimeoutError:
+            log.warning("the model's lead took over %ss: the lead composed from the stances",
+                        self.timeout_s)  # fmt: skip
+            return judgement, None
+        checker = SupportChecker(pool, self.settings)
+        choice = choose_lead(judgement, written, checker, question_stems(searched))
+        if choice.written is None or choice.written.accepted:
+            return choice.judgement, None
+        dropped = DroppedSentence(
             text=choice.written.sentence or written.strip(),
             reason=f"lead: {choice.written.reason}",
         )
-    return out
-
-
-def make_lead_step(
-    model: ModelProvider,
-    template: str,
-    settings: GroundingSettings,
-    policy: AnswerPolicy,
-    timeout_s: float | None = None,
-) -> Runnable[Any, Any]:
-    """Turn -> Turn: :func:`decide_lead` as a chain step (after ``find_evidence``)."""
-
-    async def decide(turn: Turn) -> Turn:
-        return await decide_lead(turn, model, template, settings, policy, timeout_s)
-
-    def decide_sync(turn: Turn) -> Turn:
-        return asyncio.run(decide(turn))
-
-    return RunnableLambda(decide_sync, afunc=decide).with_config(run_name="decide_lead")
+        return choice.judgement, dropped

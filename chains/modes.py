@@ -37,7 +37,7 @@ from langchain_core.runnables import (
 )
 
 from chains.queries import names_own_topic, needs_context
-from chains.turn import Turn
+from chains.turn import Turn, nothing_found
 from retrievers.fusion import reciprocal_rank_fusion
 from settings import config as _settings
 
@@ -182,9 +182,9 @@ def make_expand_step(parts: ModeParts) -> Runnable[Any, Any]:
         | timed("retrieve_sub_s", searches, "search_sub_queries")
         | RunnableLambda(fuse).with_config(run_name="fuse")
     )
-    return RunnableBranch(
-        (lambda turn: bool(turn.get("refused")), RunnablePassthrough()), expand
-    ).with_config(run_name="expand_queries")
+    return RunnableBranch((nothing_found, RunnablePassthrough()), expand).with_config(
+        run_name="expand_queries"
+    )
 
 
 def build_plain_chain(parts: ModeParts) -> Runnable[Any, Any]:

@@ -48,8 +48,18 @@ def is_blank(question: str | None) -> bool:
     return not any(ch.isalnum() for ch in strip_unsafe(question or ""))
 
 
-def validate_question(question: str | None, max_chars: int) -> str:
+class ValidQuestion(str):
+    """A question :func:`validate_question` accepted: passed on (the CLI or the chat checks it
+    before any work, then hands it to :class:`chains.assistant.Assistant`), it is not checked
+    again."""
+
+    __slots__ = ()
+
+
+def validate_question(question: str | None, max_chars: int) -> ValidQuestion:
     """The question to work on, or a :class:`QuestionError` saying what is wrong with it."""
+    if isinstance(question, ValidQuestion) and len(question) <= max_chars:
+        return question
     text = strip_unsafe(question or "").strip()
     if is_blank(text):
         raise QuestionError("the question is empty: type a question")
@@ -58,7 +68,7 @@ def validate_question(question: str | None, max_chars: int) -> str:
             f"the question is {len(text):,} characters long; the limit is {max_chars:,} "
             "(chains.max_question_chars in cfg.yaml): ask it in a sentence or two"
         )
-    return text
+    return ValidQuestion(text)
 
 
 def parse_history(text: str | None, max_chars: int) -> list[tuple[str, str]]:

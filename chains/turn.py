@@ -2,16 +2,35 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypedDict
 
 from langchain_core.documents import Document
 from langchain_core.messages import BaseMessage
 
 from chains.result import DroppedSentence
+from grounding.compose import ComposedAnswer
 from grounding.consensus import Judgement, Verdict
 from grounding.evidence import EvidenceSentence
 from grounding.sources import SourcePool
 from retrievers.filters import Filters
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One question's answer, decided: read by every later step, changed by none."""
+
+    pool: SourcePool  # the whole abstracts, split and embedded
+    evidence: list[list[EvidenceSentence]]  # per source, its key findings (none if retracted)
+    judgement: Judgement  # coverage, stances, verdict reason and the lead sentence shown
+    verdict: Verdict | None  # the verdict shown (None: none, or no sentence relevant enough)
+    extractive: ComposedAnswer  # the findings answer, or the abstention
+    uses_llm: bool  # the model writes after the opening (it writes, and the answer abstains not)
+    lead_dropped: DroppedSentence | None = None  # a model's lead that was not shown
+
+    @property
+    def titles(self) -> list[str]:
+        return [s.title for s in self.pool.sources]
 
 
 class Turn(TypedDict, total=False):
@@ -30,9 +49,11 @@ class Turn(TypedDict, total=False):
     messages: list[BaseMessage]  # the answer prompt
     pool: SourcePool  # the whole abstracts, split and embedded
     evidence: list[list[EvidenceSentence]]  # per source, its key findings (grounding.evidence)
-    abstain: bool  # no abstract sentence reaches the relevance bar: "do not answer this directly"
-    judgement: Judgement | None  # coverage, stances, verdict and its reason
-    verdict: Verdict | None  # yes / no / maybe for a decided yes/no question
-    verdict_sources: list[int]  # the sources the verdict read (1-based)
-    lead_dropped: DroppedSentence  # a model's lead that was not shown
+    decision: Decision  # everything the answer says, decided once (chains.decision.decide)
     timings: dict[str, float]
+
+
+def nothing_found(turn: Turn) -> bool:
+    """The one test of a refused turn (nothing retrieved): the answer tail's head branch refuses
+    it, and multi-query does not expand it."""
+    return bool(turn.get("refused"))

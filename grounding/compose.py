@@ -194,34 +194,29 @@ def _deciding_sentences(judgement: Judgement | None, skip: str = "") -> list[Ans
 
 def compose_answer(
     generated: Sequence[CheckedSentence],
-    evidence: Sequence[Sequence[EvidenceSentence]],
+    extractive: ComposedAnswer,
     *,
     writes: bool,
     falls_back_to_extractive: bool,
     titles: Sequence[str] = (),
-    judgement: Judgement | None = None,
-    weak_sources: Sequence[int] = (),
-    settings: GroundingSettings | None = None,
 ) -> ComposedAnswer:
-    """What the user sees, as a pure function of the checked generated sentences and the evidence
-    (the chain streams generated sentences as they pass; this decides the end). ``writes``: the
-    LLM's sentences are used at all; ``falls_back_to_extractive``: when none passed, the findings
-    (``auto``) rather than an abstention (``generative``); see ``chains.policy.AnswerPolicy``."""
-    settings = settings or GroundingSettings()
-    extractive = compose_extractive(
-        evidence,
-        titles=titles,
-        judgement=judgement,
-        weak_sources=weak_sources,
-        settings=settings,
-    )
+    """What the user sees, as a pure function of the checked generated sentences and the
+    extractive answer (:func:`compose_extractive`, composed once per question; the chain streams
+    generated sentences as they pass, this decides the end). ``writes``: the LLM's sentences are
+    used at all; ``falls_back_to_extractive``: when none passed, the findings (``auto``) rather
+    than an abstention (``generative``), which keeps the verdict and lead that opened the answer;
+    see ``chains.policy.AnswerPolicy``."""
     if not writes or extractive.abstained:
         return extractive
     kept = [AnswerSentence(s.claim, s.citations) for s in generated if s.kept]
-    if kept or not falls_back_to_extractive:
-        if not kept:
-            return abstention(titles)
+    if kept:
         return ComposedAnswer(
             "generative", kept, extractive.verdict, extractive.verdict_sources, extractive.lead
         )
-    return extractive  # auto, nothing generated survived
+    if falls_back_to_extractive:
+        return extractive  # auto, nothing generated survived
+    abstained = abstention(titles)
+    return ComposedAnswer(
+        "abstain", abstained.sentences, extractive.verdict, list(extractive.verdict_sources),
+        extractive.lead,
+    )  # fmt: skip

@@ -295,7 +295,8 @@ def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
     a2, _, _ = make(["Are stimulants effective for ADHD in children?", "Yes [1]."])
     names = asyncio.run(run_names_for(a2, hist))
     for step in ("conversational", "conversational_search", "followup_search",
-                 "rewrite_question", "fit_context", "find_evidence", "stream_answer", "answer",
+                 "rewrite_question", "fit_context", "find_evidence", "decide", "write_answer",
+                 "answer",
                  "clean_citations"):  # fmt: skip
         assert step in names, step
     a3, _, retriever = make([subs, "Answer [1]."], k=1)

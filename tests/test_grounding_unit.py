@@ -428,7 +428,7 @@ def test_auto_falls_back_to_extractive_only_when_nothing_survives() -> None:
     bad = filter_answer("Davis residents had burnout.", SupportChecker(make_pool()))
     def compose(style: AnswerStyle, generated: list) -> Any:
         policy = AnswerPolicy.resolve(style)
-        return compose_answer(generated, evidence, writes=policy.writes,
+        return compose_answer(generated, compose_extractive(evidence), writes=policy.writes,
                               falls_back_to_extractive=policy.falls_back_to_extractive)  # fmt: skip
 
     assert compose("auto", good.sentences).style == "generative"
