@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from ingest.corpus import CorpusReport, find_corpus_files, load_corpus
 from ingest.errors import CorpusNotFoundError
@@ -40,7 +41,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         _log(f"note: {fetched.out_dir} is not in corpus.paths; add it so `index build` finds it")
     load = load_corpus(cfg, files)
     if args.json:
-        payload: dict = {"corpus": load.report.to_dict()}
+        payload: dict[str, Any] = {"corpus": load.report.to_dict()}
         if fetched is not None:
             payload["fetch"] = {
                 k: str(v) if k == "out_dir" else v for k, v in vars(fetched).items()

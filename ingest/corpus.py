@@ -14,6 +14,7 @@ import sys
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.errors import CorpusError, CorpusNotFoundError, FetchError
 from ingest.models import Article
@@ -49,7 +50,7 @@ class CorpusReport:
     articles: int = 0
     checksum: str = ""
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["bad_records"] = [
             {"file": b.file, "position": b.position, "reason": b.reason, "pmid": b.pmid}

@@ -167,7 +167,7 @@ def classify_text(title: str, abstract: str) -> Design:
     return Design("other", WORDING, "no design wording")
 
 
-def _snippet(match: re.Match) -> str:
+def _snippet(match: re.Match[str]) -> str:
     return " ".join(match.group(0).split())[:60]
 
 

@@ -31,7 +31,7 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from Bio import Entrez
 
@@ -151,7 +151,8 @@ class EUtilsClient:
 
     @classmethod
     def from_env(
-        cls, base_url: str, max_retries: int, environ: Mapping[str, str] | None = None, **kw
+        cls, base_url: str, max_retries: int, environ: Mapping[str, str] | None = None,
+        **kw: Any,
     ) -> EUtilsClient:
         """A client with ``NCBI_API_KEY`` / ``NCBI_EMAIL`` taken from the environment only."""
         env = os.environ if environ is None else environ

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 from tqdm import tqdm
@@ -156,7 +157,7 @@ def plan_windows(
     return windows
 
 
-def _settings(cfg: Config, overrides: dict | None) -> FetchConfig:
+def _settings(cfg: Config, overrides: dict[str, Any] | None) -> FetchConfig:
     try:
         return FetchConfig.model_validate({**cfg.corpus.fetch.model_dump(), **(overrides or {})})
     except ValidationError as err:
@@ -254,7 +255,7 @@ def fetch_corpus(
     cfg: Config,
     *,
     client: EUtilsClient | None = None,
-    overrides: dict | None = None,
+    overrides: dict[str, Any] | None = None,
     cap: int = ESEARCH_MAX,
     progress: bool = True,
     log: Log | None = None,

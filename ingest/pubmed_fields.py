@@ -7,6 +7,7 @@ other articles' PMIDs, and only its ``RetractionIn`` entries are kept (the notic
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from typing import Any
 
 from ingest.models import PublicationType
 from ingest.text import clean
@@ -16,7 +17,9 @@ def _text(elem: ET.Element | None) -> str:
     return clean("".join(elem.itertext())) if elem is not None else ""
 
 
-def evidence_fields(record: ET.Element, citation: ET.Element, art: ET.Element) -> dict:
+def evidence_fields(
+    record: ET.Element, citation: ET.Element, art: ET.Element
+) -> dict[str, Any]:
     """Keyword arguments for :class:`ingest.models.Article` from one ``PubmedArticle``."""
     issue_el = art.find("Journal/JournalIssue")
     return {

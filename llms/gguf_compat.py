@@ -20,8 +20,10 @@ import json
 import logging
 import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +70,7 @@ def _stat_key(path: Path) -> list[int]:
     return [st.st_size, st.st_mtime_ns]
 
 
-def _write_atomic(target: Path, write) -> None:  # noqa: ANN001 - write(tmp_path)
+def _write_atomic(target: Path, write: Callable[[Path], object]) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     os.close(fd)
@@ -113,7 +115,7 @@ class GGUFCache:
         stem = f"{source.stem}.{pre}"
         return self.dir / f"{stem}.gguf", self.dir / f"{stem}.json"
 
-    def _manifest(self, path: Path) -> dict | None:
+    def _manifest(self, path: Path) -> dict[str, Any] | None:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -14,10 +14,24 @@ import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from llms.gguf_compat import cached_tokenizer, prepare_for_gpt4all
 from settings.config import GPT4AllLLMConfig
 from settings.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from llms.gpt4all_chat import GPT4AllChatModel
+
+
+class ModelFile(Protocol):
+    """Where the GGUF is (:class:`llms.llm.ModelLocation`)."""
+
+    @property
+    def folder(self) -> Path: ...
+
+    @property
+    def gguf_file(self) -> str | None: ...
 
 
 def default_threads() -> int:
@@ -67,7 +81,7 @@ def load_failure_fix(reason: str, path: Path) -> str:
     return "check that it is a GGUF model file, or set llm.backend: huggingface in cfg.yaml"
 
 
-def _tokenizer(source: Path, cache_dir: Path):  # noqa: ANN202 - tokenizers.Tokenizer | None
+def _tokenizer(source: Path, cache_dir: Path) -> Any:  # tokenizers.Tokenizer | None
     folder = cached_tokenizer(source, cache_dir)
     if folder is None:
         return None
@@ -76,7 +90,9 @@ def _tokenizer(source: Path, cache_dir: Path):  # noqa: ANN202 - tokenizers.Toke
     return Tokenizer.from_file(str(folder / "tokenizer.json"))
 
 
-def load_gpt4all(llm: GPT4AllLLMConfig, loc, root: Path | None, *, packaged: bool):  # noqa: ANN001, ANN201
+def load_gpt4all(
+    llm: GPT4AllLLMConfig, loc: ModelFile, root: Path | None, *, packaged: bool
+) -> GPT4AllChatModel:
     """``loc`` is a :class:`llms.llm.ModelLocation`; ``packaged``: the default model, whose
     pre-tokenizer name is rewritten in a cached copy (a user's own file is loaded as is)."""
     from llms.gpt4all_chat import GPT4AllChatModel

@@ -153,7 +153,7 @@ class LocalHFChatModel(StreamingChatModel):
                          "stopped by its reader" if stopper.fired else "finished")
             except BaseException as err:  # noqa: BLE001 - re-raised in the consumer thread
                 errors.append(err)
-                streamer.end()
+                streamer.end()  # type: ignore[no-untyped-call]
 
         thread = threading.Thread(target=work, name="llm-generate", daemon=True)
         thread.start()

@@ -131,7 +131,7 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
 
     from llms.hf_chat import LocalHFChatModel
 
-    hf_logging.disable_progress_bar()
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     device = _resolve_device(llm.device)
     kwargs: dict[str, Any] = {"local_files_only": True}
     if loc.gguf_file:
@@ -159,7 +159,7 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
                 )
             from transformers import BitsAndBytesConfig
 
-            kwargs["quantization_config"] = BitsAndBytesConfig(
+            kwargs["quantization_config"] = BitsAndBytesConfig(  # type: ignore[no-untyped-call]
                 load_in_4bit=True,
                 bnb_4bit_quant_type="nf4",
                 bnb_4bit_use_double_quant=True,
@@ -179,7 +179,7 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
             f"{type(err).__name__}: {err} (check the path, or leave llm.model_path empty for the "
             "built-in SmolLM2-135M)"
         ) from err
-    model.eval()
+    model.eval()  # type: ignore[no-untyped-call]
     if tokenizer.pad_token_id is None and tokenizer.eos_token_id is not None:
         tokenizer.pad_token = tokenizer.eos_token
     return LocalHFChatModel(
@@ -253,7 +253,8 @@ def build_llm(llm: LLMConfig, *, root: Path | None = None) -> BaseChatModel:
     """The configured chat model (relative ``llm.model_path`` resolves against ``root``), with
     the capabilities cfg.yaml grants it (``llm.writes_lead``)."""
     # what the weights can do, the backend cannot know: cfg.yaml says (off by default)
-    return grant(_load(llm, root), writes_lead=llm.writes_lead)
+    model: BaseChatModel = grant(_load(llm, root), writes_lead=llm.writes_lead)
+    return model
 
 
 def approx_token_count(text: str) -> int:
@@ -278,7 +279,7 @@ def message_token_counter(model: BaseChatModel) -> Callable[[Sequence[BaseMessag
     return estimate
 
 
-def with_max_tokens(model: BaseChatModel, n: int) -> Runnable:
+def with_max_tokens(model: BaseChatModel, n: int) -> Runnable[Any, Any]:
     """The model with a smaller generation cap for short outputs (rewrite, sub-queries); a model
     that declares no per-call cap is returned as it is."""
     kwarg = capabilities(model).max_tokens_kwarg

@@ -27,7 +27,7 @@ class OpenAICompatibleChatModel(ChatOpenAI):
 
     def _get_request_payload(
         self, input_: LanguageModelInput, *, stop: list[str] | None = None, **kwargs: Any
-    ) -> dict:
+    ) -> dict[str, Any]:
         """The generation cap as ``max_tokens``: ChatOpenAI sends OpenAI's newer
         ``max_completion_tokens``, which local servers (Ollama, llama.cpp) do not read."""
         payload = super()._get_request_payload(input_, stop=stop, **kwargs)
