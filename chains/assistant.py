@@ -167,7 +167,6 @@ class Assistant:
                 self.retriever,
                 make_rewrite_step(self._model, prompts.rewrite),
                 use_llm_rewrite=cfg.chains.rewrite_with_llm,
-                prior_weight=cfg.retrieval.followup_prior_weight,
                 corpus=corpus,
             ),
             generate_queries=make_multi_query_step(

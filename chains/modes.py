@@ -104,7 +104,6 @@ def make_followup_search_step(
     rewrite: Runnable[Any, Any],
     *,
     use_llm_rewrite: bool,
-    prior_weight: float,
     corpus: CorpusTerms | None = None,
 ) -> Runnable[Any, Any]:
     """Turn with history -> Turn: the follow-up is searched as written and in the context of the
@@ -137,7 +136,6 @@ def make_followup_search_step(
             [q for q, _ in history],
             rewrite=rewritten,
             rewrite_fallback=fallback,
-            prior_weight=prior_weight,
             stands_alone=not leans_on_history,
             own_topic=names_own_topic(question, corpus),
             config=config,

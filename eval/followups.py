@@ -37,6 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=None, help="first N conversations only")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     parser.add_argument(
+        "--prior-weight", type=float, default=0.0,
+        help="RRF weight of turn 1's sources in the follow-up's fusion (an experiment: the chat "
+        "uses none, docs/measurements-retrieval.md)",
+    )  # fmt: skip
+    parser.add_argument(
         "--rewrite",
         choices=("cfg", "llm", "none"),
         default="cfg",
@@ -167,14 +172,14 @@ def evaluate_followups(
     conversations: list[dict],
     retriever=None,
     rewriter=None,  # noqa: ANN001
+    prior_weight: float = 0.0,
 ) -> dict:
     from retrievers.loading import load_retriever
 
     retriever = retriever or load_retriever(cfg)
     started = time.perf_counter()
-    prior = cfg.retrieval.followup_prior_weight
     corpus = corpus_of(retriever)
-    rows = [followup_row(retriever, c, rewriter, prior, corpus) for c in conversations]
+    rows = [followup_row(retriever, c, rewriter, prior_weight, corpus) for c in conversations]
     result = summarize(rows)
     result["rows"] = rows
     result["seconds"] = round(time.perf_counter() - started, 2)
@@ -210,7 +215,8 @@ def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
         raise UserFacingError(f"no conversations in {args.questions}")
     use_llm = args.rewrite == "llm" or (args.rewrite == "cfg" and cfg.chains.rewrite_with_llm)
     rewriter = make_rewriter(cfg) if use_llm else None
-    result = evaluate_followups(cfg, conversations, rewriter=rewriter)
+    result = evaluate_followups(cfg, conversations, rewriter=rewriter,
+                                prior_weight=args.prior_weight)  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=2))
     else:

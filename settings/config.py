@@ -157,9 +157,6 @@ class RetrievalConfig(_Section):
     prefer_design: float = Field(
         0.0, ge=0, description="boost stronger study designs in the fused ranking; 0 = off"
     )
-    followup_prior_weight: float = Field(
-        0.0, ge=0, description="RRF weight of the previous turn's sources for a follow-up"
-    )
     bm25: BM25Config = Field(default_factory=BM25Config)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
 
