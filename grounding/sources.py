@@ -52,11 +52,21 @@ def join_chunks(chunks: Sequence[str]) -> str:
 
 
 class ArticleTexts:
-    """Whole abstracts for retrieved chunks, via the search service's ``article_chunks``; the
-    chunk itself when it has none of the article."""
+    """The one accessor of an article's text beyond its retrieved chunk, via the search
+    service's ``article_chunks``: the whole abstract (grounding), or its last chunk, where the
+    conclusion is (the evaluation's verdict: ``eval.verdict``)."""
 
     def __init__(self, retriever: SearchService) -> None:
         self.retriever = retriever
+
+    def tail(self, doc: Document) -> str | None:
+        """The article's last chunk; None when the service has none of the article."""
+        pmid = str(doc.metadata.get("pmid") or "")
+        chunks = self.retriever.article_chunks(pmid) if pmid else []
+        if not chunks:
+            return None
+        last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
+        return last.page_content
 
     def __call__(self, doc: Document) -> str:
         pmid = str(doc.metadata.get("pmid") or "")

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
+from grounding.sources import ArticleTexts
 from grounding.terms import content_words as _content_words
 from retrievers.service import SearchService
 
@@ -94,25 +95,11 @@ def select_evidence(question: str, text: str, max_words: int = 90) -> Evidence:
     return Evidence(" ".join(" ".join(chosen).split()[:max_words]), conclusion, labelled)
 
 
-class ArticleTails:
+def ArticleTails(retriever: SearchService) -> Callable[[Document], str | None]:  # noqa: N802
     """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
-    each article's best-matching chunk, which holds the conclusion only about half the time.
-
-    Asks the retriever's ``article_chunks(pmid)``; an article it has no chunks of leaves the
-    retrieved chunk as it is."""
-
-    def __init__(self, retriever: SearchService) -> None:
-        self._retriever = retriever
-
-    def __call__(self, doc: Document) -> str | None:
-        pmid = str(doc.metadata.get("pmid") or "")
-        if not pmid:
-            return None
-        chunks = self._retriever.article_chunks(pmid)
-        if not chunks:
-            return None
-        last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
-        return last.page_content
+    each article's best-matching chunk, which holds the conclusion only about half the time
+    (:meth:`grounding.sources.ArticleTexts.tail`; None: the retrieved chunk stays)."""
+    return ArticleTexts(retriever).tail
 
 
 def verdict_evidence(
