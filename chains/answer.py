@@ -45,7 +45,7 @@ from chains.writer import AnswerWriter
 from grounding.concepts import CorpusTerms, question_concepts
 from grounding.consensus import names
 from grounding.evidence import EvidenceSentence
-from ingest.links import pubmed_url
+from ingest.metadata import ChunkMeta
 from settings.grounding import GroundingSettings
 
 EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEvent]]
@@ -54,22 +54,12 @@ EventTransform = Callable[[AsyncIterator[AnswerEvent]], AsyncIterator[AnswerEven
 def to_source(
     n: int, doc: Document, abstract: str = "", evidence: list[EvidenceSentence] | None = None
 ) -> Source:
+    """Source [n]: the chunk's article fields (:class:`ingest.metadata.ChunkMeta`), the
+    retrieval's scores, the whole abstract and its key findings."""
     md = doc.metadata
     conf = md.get("confidence")
-    year = md.get("year")
     return Source(
         n=n,
-        pmid=str(md.get("pmid", "")),
-        title=str(md.get("title") or ""),
-        url=str(md.get("url") or pubmed_url(str(md.get("pmid", "")))),
-        year=int(year) if isinstance(year, int | str) and str(year).isdigit() else None,
-        journal=str(md.get("journal") or ""),
-        authors=[str(a) for a in md.get("authors") or []],
-        author_last_names=[str(a) for a in md.get("author_last_names") or []],
-        volume=str(md.get("volume") or ""),
-        issue=str(md.get("issue") or ""),
-        pages=str(md.get("pages") or ""),
-        mesh_terms=[str(t) for t in md.get("mesh_terms") or []],
         confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
         passage=doc.page_content,
         abstract=abstract or doc.page_content,
@@ -78,27 +68,8 @@ def to_source(
         fused_score=md.get("fused_score"),
         ranks=dict(md.get("ranks") or {}),
         scores=dict(md.get("scores") or {}),
-        **evidence_fields(md),
+        **ChunkMeta.from_metadata(md).fields(),
     )
-
-
-def evidence_fields(md: dict[str, Any]) -> dict[str, Any]:
-    """The :class:`Source` fields of the chunk's schema-2 metadata (absent ones left default)."""
-    def text(key: str) -> str | None:
-        value = md.get(key)
-        return str(value) if value not in (None, "") else None
-
-    return {
-        "design": text("design"),
-        "design_rule": str(md.get("design_rule") or ""),
-        "design_source": str(md.get("design_source") or ""),
-        "retracted": bool(md.get("retracted")),
-        "retraction_notices": [str(x) for x in md.get("retraction_notices") or []],
-        "doi": text("doi"),
-        "pmc": text("pmc"),
-        "mesh_major": [str(x) for x in md.get("mesh_major") or []],
-        "publication_types": [str(x) for x in md.get("publication_types") or []],
-    }
 
 
 def filters_dict(filters: Any) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from langchain_core.documents import Document
 
 from grounding.sentences import Sentence, split_sentences
 from grounding.terms import content_terms, numbers
+from ingest.metadata import ChunkMeta
 from retrievers.service import SearchService
 
 
@@ -158,13 +159,14 @@ class SourcePool:
     ) -> SourcePool:
         """Sources numbered as the chain numbers them: document i is [i + 1]."""
         texts = [article_text(d) if article_text else d.page_content for d in documents]
+        metas = [ChunkMeta.from_metadata(d.metadata) for d in documents]
         return cls.build(
             question,
             texts,
             encoder,
-            pmids=[str(d.metadata.get("pmid", "")) for d in documents],
-            titles=[str(d.metadata.get("title") or "") for d in documents],
-            retracted=[bool(d.metadata.get("retracted")) for d in documents],
+            pmids=[m.pmid for m in metas],
+            titles=[m.title for m in metas],
+            retracted=[m.retracted for m in metas],
         )
 
     def source(self, n: int) -> SourceText | None:
