@@ -15,9 +15,9 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from functools import lru_cache
 from typing import Any
 
+from grounding.language import in_other_language
 from ingest.text import strip_unsafe
 from settings.errors import UserFacingError
 
@@ -26,7 +26,7 @@ NOT_ENGLISH = (
     "The corpus is English: I can only search PubMed abstracts with an English question. "
     "Please ask in English."
 )
-# Words that mark a sentence as English and are not words of the languages langid confuses short
+# Words that mark a sentence as English and are not words of the languages py3langid confuses short
 # English questions with (es, fr, de, nl, it, pt, da...): "in", "is", "was", "do", "on", "an" are.
 ENGLISH_MARKERS = frozenset("""
 the of and are does did what which how with for were can be been has have had this that these
@@ -35,7 +35,6 @@ any more most should could would will may might whether among versus
 """.split())
 # ... and the English question openers that are words elsewhere too ("do" in pt, "is" in nl)
 ENGLISH_OPENERS = frozenset({"do", "is", "was"})
-MIN_FOREIGN_PROB = 0.99
 
 
 class QuestionError(UserFacingError):
@@ -107,28 +106,22 @@ def _latin_share(text: str) -> float:
     return latin / len(letters)
 
 
-@lru_cache(maxsize=1)
-def _identifier() -> Any:
-    from langid.langid import LanguageIdentifier, model
-
-    return LanguageIdentifier.from_modelstring(model, norm_probs=True)
-
-
 def language_refusal(question: str) -> str | None:
     """:data:`NOT_ENGLISH` when ``question`` is not English, else None.
 
-    Another script is refused outright. A Latin-script question is refused when langid is sure it
-    is another language (p >= 0.99) and it has no English function word: langid alone mistakes
-    short English questions ("Does exercise during pregnancy prevent postnatal depression?" for
-    French), and the BM25 vocabulary cannot tell, as the corpus holds Spanish, French and German
+    Another script is refused outright. A Latin-script question is refused when it has no
+    English function word and the project's language identification
+    (:func:`grounding.language.in_other_language`, py3langid, the evidence sentences' bar) is
+    confident it is another language: the identifier alone mistakes short English questions for
+    other languages now and then, and the BM25 vocabulary cannot tell, as the corpus holds Spanish,
+    French and German
     abstracts too (docs/reliability.md "Security")."""
     if _latin_share(question) < 0.5:
         return NOT_ENGLISH
     words = re.findall(r"[a-z]+", question.casefold())
     if set(words) & ENGLISH_MARKERS or (words and words[0] in ENGLISH_OPENERS):
         return None
-    lang, prob = _identifier().classify(question)
-    return NOT_ENGLISH if lang != "en" and prob >= MIN_FOREIGN_PROB else None
+    return NOT_ENGLISH if in_other_language(question, "en") else None
 
 
 def refusal_events(question: str, mode: str, text: str, t0: float) -> list[Any]:

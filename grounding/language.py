@@ -20,7 +20,10 @@ CONFIDENT = 0.8
 
 
 @lru_cache(maxsize=1)
-def _identifier() -> Any:
+def identifier() -> Any:
+    """py3langid's identifier with probabilities normalised over its 97 languages (the one
+    language identification of the project: abstract sentences here, questions in
+    :func:`chains.question_checks.language_refusal`)."""
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
 
     return LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
@@ -31,6 +34,6 @@ def in_other_language(text: str, language: str | None) -> bool:
     (an ISO 639-1 code); ``language`` None turns the check off."""
     if not language or not text.strip():
         return False
-    found, probability = _identifier().classify(text)
+    found, probability = identifier().classify(text)
     other: bool = found != language and probability >= CONFIDENT
     return other
