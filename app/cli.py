@@ -36,6 +36,19 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "stats": ("print what the index holds", "indexing.commands.stats"),
         },
     ),
+    "library": (
+        "your own additions from PubMed: add a search, list, remove (README \"Your library\")",
+        {
+            "add": ("search PubMed, add the new articles and index them in seconds",
+                    "indexing.commands.library_add"),
+            "list": ("each search: date, query, PubMed's match count, fetched, new",
+                     "indexing.commands.library_list"),
+            "remove": ("take a search (query or id) or --pmids out of the library and index",
+                       "indexing.commands.library_remove"),
+            "sync": ("index what the library holds (after an interrupted addition)",
+                     "indexing.commands.library_sync"),
+        },
+    ),
     "ask": ("answer a question from the index", "chains.command"),
     "eval": (
         "score retrieval or answers on a question file",
