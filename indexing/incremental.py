@@ -44,7 +44,15 @@ from indexing.build import (
 )
 from indexing.chunking import Chunk, TokenChunker
 from indexing.embeddings import Embedder, build_embedder
-from indexing.store import DENSE_FILE, IndexLocation, Manifest, location, new_build_dir, open_current, publish
+from indexing.store import (
+    DENSE_FILE,
+    IndexLocation,
+    Manifest,
+    location,
+    new_build_dir,
+    open_current,
+    publish,
+)
 from ingest.corpus import corpus_checksum, find_corpus_files, load_corpus
 from ingest.errors import CorpusError
 from ingest.library import Library, LibraryError
@@ -131,7 +139,8 @@ def _sync_locked(cfg: Config, embedder: Embedder | None,
 
     loc = location(cfg)
     library = Library.of(cfg)
-    library.clean_interrupted()
+    with library.lock():  # never while an addition is between its note and its XML
+        library.clean_interrupted()
     files = find_corpus_files(cfg)
     folder, manifest = open_current(cfg)  # every checksum verified: a damaged build is refused
     lib_paths = library.files()

@@ -24,7 +24,7 @@ import threading
 import time
 import urllib.parse
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -101,6 +101,7 @@ class Faults:
     status_next: int = 0  # how many requests get it
     retry_after: str | None = None  # sent with the storm's answers
     truncate_efetch: int = 0  # EFetch answers cut to a third (Content-Length of the whole)
+    truncate_clean: int = 0  # EFetch answers cut to a third and sent as if complete (a proxy)
     efetch_error: int = 0  # EFetch answers NCBI's eFetchResult ERROR (a lost history entry)
     esearch_error: str = ""  # ESearch answers with this ERROR (a rejected search)
     stall_s: float = 0.0  # seconds every answer waits before it is sent
@@ -217,8 +218,11 @@ def _handler(state: ReplayState) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Retry-After", state.faults.retry_after)
             self.send_header("Connection", "close")
             self.end_headers()
-            self.wfile.write(body[: len(body) // 3] if cut else body)
             self.close_connection = True
+            try:
+                self.wfile.write(body[: len(body) // 3] if cut else body)
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout)
+                pass
 
     return Handler
 
@@ -293,6 +297,8 @@ def _efetch(state: ReplayState, params: dict[str, str]) -> tuple[int, bytes, str
     body = EFETCH_HEAD + b"".join(
         state.records[i].xml + b"\n" for i in hits[retstart: retstart + retmax]
     ) + b"</PubmedArticleSet>\n"
+    if state.faults.take("truncate_clean"):
+        return 200, body[: len(body) // 3], "text/xml; charset=UTF-8", False
     return 200, body, "text/xml; charset=UTF-8", state.faults.take("truncate_efetch")
 
 
@@ -308,7 +314,3 @@ def closed_port_url() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}/entrez/eutils/"
-
-
-def iter_pmids(records: Iterable[ReplayRecord]) -> Iterator[str]:
-    return (r.pmid for r in records)
