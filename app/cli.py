@@ -82,6 +82,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
             "answer": ("time to first token and full-answer time per mode", "bench.answer"),
             "grounding": ("ms per question for evidence and the support check", "bench.grounding"),
+            "library": (
+                "adding ~100 abstracts from a PubMed search (local replay server): search, "
+                "fetch, ingest, embed, BM25, publish, beside a rebuild",
+                "bench.library",
+            ),
             "chat": (
                 "many users at once through the real chat server: time to answer, queueing, "
                 "peak RSS, no mixed histories",

@@ -111,7 +111,8 @@ class Fetched:
     articles: list[Article]  # normalised, short abstracts dropped, in PubMed's order
     elements: dict[str, bytes]  # pmid -> the <PubmedArticle> element as served
     dropped_short: int
-    seconds: float
+    seconds: float  # search, fetch and ingest
+    ingest_seconds: float = 0.0  # of which parsing, normalising and filtering
 
 
 class Library:
@@ -164,7 +165,7 @@ class Library:
 
     def clean_interrupted(self) -> list[int]:
         """Delete the notes of additions interrupted before their XML landed; their ids."""
-        gone = []
+        gone: list[int] = []
         if not self.folder.is_dir():
             return gone
         for path in sorted(self.folder.iterdir()):
@@ -300,24 +301,30 @@ def search_pubmed(
     parsed: list[Article] = []
     elements: dict[str, bytes] = {}
     batch = cfg.library.efetch_batch
+    ingest = 0.0
     for start in range(0, wanted, batch):
         size = min(batch, wanted - start)
         for attempt in range(cfg.library.max_retries + 1):
             body = client.efetch(found.webenv, found.query_key, start, size)
+            parse_started = time.perf_counter()
             try:
                 articles, els = _parse_batch(body, size)
                 break
             except FetchError as err:
                 if err.kind == "ncbi" or attempt == cfg.library.max_retries:
                     raise
+            finally:
+                ingest += time.perf_counter() - parse_started
         parsed.extend(articles)
         elements.update(els)
         if progress:
             progress(f"fetched {min(start + size, wanted)} of {wanted}")
+    parse_started = time.perf_counter()
     merged = merge_records(normalize_article(a) for a in parsed)
     kept, dropped = drop_short(merged.values(), cfg.corpus.min_abstract_chars)
+    ingest += time.perf_counter() - parse_started
     return Fetched(query, found.count, len(parsed), kept, elements, len(dropped),
-                   round(time.perf_counter() - started, 3))
+                   round(time.perf_counter() - started, 3), round(ingest, 3))
 
 
 def new_note(

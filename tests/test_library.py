@@ -22,6 +22,8 @@ from ingest import eutils
 from ingest.corpus import load_corpus
 from ingest.library import Library, LibraryError, search_pubmed
 from ingest.replay import ReplayServer
+from retrievers.hybrid import HybridRetriever
+from retrievers.live import LiveIndex
 from tests.library_fixtures import (  # noqa: F401 - fixtures
     SHIPPED,
     embedder,
@@ -57,16 +59,25 @@ def assert_same_index(incremental_cfg, scratch_cfg, bm25_cfg) -> None:
 def test_additions_and_removals_equal_a_build_from_scratch(tmp_path, pool, server, embedder):
     """Mutations caught: new chunks appended in another order than the library's (reversed
     ``add``); BM25 not rebuilt (the old build's BM25 files copied); removed PMIDs' chunks kept;
-    the manifest's corpus checksum left at the old corpus (``index_state`` then 'stale')."""
+    the manifest's corpus checksum left at the old corpus (``index_state`` then 'stale');
+    ``LiveIndex`` loading the model again on a library build (a new query embedder)."""
     write_corpus(tmp_path / "corpus", pool[:SHIPPED])
     cfg = make_cfg(tmp_path, server.base_url)
     full_build(cfg, embedder)
     before = open_current(cfg)[1].articles
+    live = LiveIndex(cfg)  # the chat's view of the index
+    query_embedder = live.loaded.embedder
 
     first = add_search(cfg, QUERIES[0], 12, user="ann", embedder=embedder)
     assert first.note.count == server.state.search.__call__(QUERIES[0]).__len__()
     assert first.note.fetched == 12 and first.note.new == 12 - first.note.already_indexed
     assert first.sync.added == first.note.new and first.sync.chunks_embedded > 0
+    # the chat picks the new build up on its next search, keeping its loaded query embedder
+    pmid = first.note.pmids[0]
+    title = read_chunks(open_current(cfg)[0]).metadata[-first.sync.chunks_embedded]["title"]
+    found = HybridRetriever.from_backend(live, cfg).retrieve(title).documents
+    assert live.reloads == 1 and live.loaded.embedder is query_embedder
+    assert found and any(d.metadata["pmid"] in first.note.pmids for d in found[:3]), pmid
     second = add_search(cfg, QUERIES[1], 8, user="bob", embedder=embedder)
     assert open_current(cfg)[1].articles == before + first.note.new + second.note.new
 
@@ -160,3 +171,33 @@ def test_ncbi_settings_come_from_the_environment(tmp_path, pool, monkeypatch):
                    == ("k-123", "me@example.org", "my-assistant") for r in replay.requests)
         assert all(r.method == "POST" for r in replay.requests)  # the key never in a URL
         assert eutils.EUtilsClient.from_env("x", 1).min_interval_s == pytest.approx(0.11)
+
+
+def test_the_rate_limiter_spaces_every_client_of_the_process():
+    """Three clients on three threads, one fake clock: their requests get slots 0.34 s apart
+    (3 a second without a key), never two in one slot. (Bio.Entrez also spaces its own calls;
+    this is the limiter every transport goes through.) Mutation caught: a new RateLimiter per
+    request (``limiter_for`` not sharing)."""
+    now = [0.0]
+    lock = threading.Lock()
+    slots: list[float] = []
+
+    def clock() -> float:
+        return now[0]
+
+    def sleep(seconds: float) -> None:  # the slot this request was given
+        with lock:
+            slots.append(round(now[0] + seconds, 2))
+
+    def transport(url, data, timeout):
+        return b"{}"
+
+    clients = [eutils.EUtilsClient(transport=transport, clock=clock, sleep=sleep)
+               for _ in range(3)]
+    threads = [threading.Thread(target=lambda c=c: [c.request("einfo.fcgi", {})
+                                                     for _ in range(2)]) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(slots) == [0.34, 0.68, 1.02, 1.36, 1.7]  # the first request waits for none

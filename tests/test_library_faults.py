@@ -88,7 +88,7 @@ def test_no_network_fails_at_once_with_one_line(built, capsys):
     intact(cfg, folder)
 
 
-def test_a_dns_failure_is_offline_too(built):
+def test_a_dns_failure_is_offline_too():
     """Mutation caught: ``unreachable`` not recognising socket.gaierror (retried as a
     transient error)."""
     calls: list[str] = []
