@@ -36,6 +36,19 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "stats": ("print what the index holds", "indexing.commands.stats"),
         },
     ),
+    "library": (
+        "your own additions from PubMed: add a search, list, remove (README \"Your library\")",
+        {
+            "add": ("search PubMed, add the new articles and index them in seconds",
+                    "indexing.commands.library_add"),
+            "list": ("each search: date, query, PubMed's match count, fetched, new",
+                     "indexing.commands.library_list"),
+            "remove": ("take a search (query or id) or --pmids out of the library and index",
+                       "indexing.commands.library_remove"),
+            "sync": ("index what the library holds (after an interrupted addition)",
+                     "indexing.commands.library_sync"),
+        },
+    ),
     "ask": ("answer a question from the index", "chains.command"),
     "eval": (
         "score retrieval or answers on a question file",
@@ -69,6 +82,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
             "retrieval": ("query latency and how it grows with corpus size", "bench.retrieval"),
             "answer": ("time to first token and full-answer time per mode", "bench.answer"),
             "grounding": ("ms per question for evidence and the support check", "bench.grounding"),
+            "library": (
+                "adding ~100 abstracts from a PubMed search (local replay server): search, "
+                "fetch, ingest, embed, BM25, publish, beside a rebuild",
+                "bench.library",
+            ),
             "chat": (
                 "many users at once through the real chat server: time to answer, queueing, "
                 "peak RSS, no mixed histories",

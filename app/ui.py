@@ -21,7 +21,7 @@ if str(_REPO_ROOT) not in sys.path:  # Chainlit loads this file by path, not as 
 import chainlit as cl  # noqa: E402
 from chainlit.utils import utc_now  # noqa: E402
 
-from app import auth, dense_build  # noqa: E402
+from app import auth, dense_build, pubmed_chat  # noqa: E402
 from app import history as saved  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.mode_control import mode_after_resume, mode_for_message, show_mode_buttons  # noqa: E402
@@ -233,6 +233,10 @@ async def _on_message(message: cl.Message) -> None:
     try:
         # length, control characters: checked before any work, with a message at once
         question = validate_question(message.content, app_config().chains.max_question_chars)
+        wanted = pubmed_chat.pubmed_text(question)
+        if wanted:  # /pubmed QUERY: search PubMed, add what is new, answer (app/pubmed_chat.py)
+            await _pubmed(wanted)
+            return
         default = app_config().chains.mode
         mode, unselected = mode_for_message(getattr(message, "command", None), default)
         mode, resumed = mode_after_resume(mode, default, cl.user_session.get("resumed_mode"),
@@ -288,6 +292,7 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
         history.append((question, result.answer))
         cl.user_session.set("history", history[-HISTORY_LIMIT:])
     await saved.after_answer(mode)
+    await pubmed_chat.offer_after(question, result)  # abstained for a missing concept: offer
 
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,
@@ -358,3 +363,32 @@ __all__ = [
     "escape_markdown", "friendly_error", "passage_markdown", "search_summary", "source_label",
     "source_line", "sources_block", "strip_external_tags",
 ]  # fmt: skip
+
+
+# -- /pubmed and the offer after an abstention (app/pubmed_chat.py) --------------------------
+def _user_name() -> str:
+    user = cl.user_session.get("user")
+    return str(getattr(user, "identifier", None) or "local")
+
+
+async def _query_embedder() -> Any:
+    """The loaded retriever's query embedder, reused to embed additions (None: not loaded)."""
+    current = backend()
+    if not current.loaded:
+        return None
+    retriever = (await current.assistant()).retriever
+    return getattr(retriever, "embedder", None)
+
+
+async def _answer_again(question: str) -> None:
+    await _switch_to_new_build()
+    await answer(backend(), question, _current_mode())
+
+
+async def _pubmed(text: str) -> None:
+    await pubmed_chat.search_and_answer(app_config(), text, pubmed_chat.pubmed_query(text),
+                                        _answer_again, _user_name(), await _query_embedder())
+
+
+if _served():
+    pubmed_chat.install(app_config, _answer_again, _user_name, _query_embedder)

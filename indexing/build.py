@@ -193,6 +193,8 @@ def build_index(
     embedder: Embedder | None = None,
     if_missing: bool = False,
     report: Callable[[str], None] | None = None,
+    base_checksum: str = "",
+    library_pmids: Sequence[str] = (),
 ) -> Manifest:
     """Index ``articles`` and publish them; with ``reuse``, unchanged PMIDs keep their vectors.
 
@@ -215,6 +217,7 @@ def build_index(
             cfg, articles, reuse=reuse, corpus_checksum=corpus_checksum,
             corpus_files=corpus_files, dropped_short=dropped_short, bad_records=bad_records,
             show_progress=show_progress, embedder=embedder, report=report,
+            base_checksum=base_checksum, library_pmids=library_pmids,
         )
 
 
@@ -230,6 +233,8 @@ def _build_locked(
     show_progress: bool,
     embedder: Embedder | None,
     report: Callable[[str], None] | None,
+    base_checksum: str = "",
+    library_pmids: Sequence[str] = (),
 ) -> Manifest:
     started = time.perf_counter()
     loc = location(cfg)
@@ -320,6 +325,8 @@ def _build_locked(
         bm25_settings=bm25_build_settings(cfg),
         corpus_checksum=corpus_checksum,
         corpus_files=list(corpus_files),
+        base_checksum=base_checksum,
+        library_pmids=list(library_pmids),
         articles=len(articles),
         chunks=len(chunks),
         dropped_short=dropped_short,

@@ -36,6 +36,8 @@ def build_lexical_index(
     corpus_files: Sequence[str] = (),
     dropped_short: int = 0,
     bad_records: int = 0,
+    base_checksum: str = "",
+    library_pmids: Sequence[str] = (),
 ) -> Manifest:
     """Chunk ``articles``, build BM25 and publish them with ``dense: pending``. An index that
     another process published meanwhile for the same corpus is returned as it is."""
@@ -72,6 +74,8 @@ def build_lexical_index(
             bm25_settings=bm25_build_settings(cfg),
             corpus_checksum=corpus_checksum,
             corpus_files=list(corpus_files),
+            base_checksum=base_checksum,
+            library_pmids=list(library_pmids),
             articles=len(articles),
             chunks=len(chunks),
             dropped_short=dropped_short,

@@ -81,6 +81,11 @@ class Manifest(BaseModel):
     bm25_settings: dict = Field(default_factory=dict)  # k1, b, stopwords the BM25 matrix used
     corpus_checksum: str = ""
     corpus_files: list[str] = Field(default_factory=list)
+    # the corpus checksum without the user's library (library.dir), and the library PMIDs this
+    # build holds: what lets an addition or removal update the index incrementally
+    # (indexing/incremental.py); "" and [] in builds made before the library existed
+    base_checksum: str = ""
+    library_pmids: list[str] = Field(default_factory=list)
     articles: int
     chunks: int
     dropped_short: int = 0
@@ -99,7 +104,8 @@ class Manifest(BaseModel):
     manifest_sha256: str = ""
 
     def stats(self) -> dict:
-        return self.model_dump(exclude={"file_sha256", "corpus_files", "manifest_sha256"})
+        return self.model_dump(exclude={"file_sha256", "corpus_files", "manifest_sha256",
+                                        "library_pmids"})
 
     def required_files(self) -> tuple[str, ...]:
         """The files a build of these settings must have (phrase pairs when it was built so; no

@@ -84,11 +84,17 @@ def _expand(entry: str, cfg: Config) -> list[Path]:
 def find_corpus_files(cfg: Config, paths: Sequence[str] | None = None) -> list[Path]:
     """Corpus files named by ``corpus.paths`` (or ``paths``): folders (their .xml, .xml.gz, .txt
     and .medline files), globs and files, relative to the config file. Entries that do not exist
-    are skipped; each file is listed once, in entry order then name order."""
+    are skipped; each file is listed once, in entry order then name order. Without ``paths``,
+    the user's library (``library.dir``: searches added from PubMed) comes last."""
     entries = list(cfg.corpus.paths if paths is None else paths)
     files: dict[Path, None] = {}
     for entry in entries:
         for path in _expand(entry, cfg):
+            files.setdefault(path.resolve(), None)
+    if paths is None:
+        from ingest.library import Library
+
+        for path in Library.of(cfg).files():
             files.setdefault(path.resolve(), None)
     if not files:
         looked = ", ".join(str(cfg.resolve(e)) for e in entries) or "nowhere: corpus.paths is empty"

@@ -20,9 +20,11 @@ fixed 15 s and ignores ``Retry-After``.
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
 import os
+import socket
 import threading
 import time
 import urllib.error
@@ -37,10 +39,59 @@ from Bio import Entrez
 
 from ingest.errors import FetchError
 
-TOOL = "pubmed-assistant"
+TOOL = "pubmed-assistant"  # the default ``tool`` parameter; NCBI_TOOL in the environment wins
 NCBI_EUTILS = "https://eutils.ncbi.nlm.nih.gov/entrez/eutils/"
 RETRY_STATUSES = {429, 500, 502, 503, 504}
 MAX_BACKOFF_S = 60.0
+
+
+# Failures no retry within seconds will cure: no name resolution, nothing listening, no route.
+_UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.ENETUNREACH, errno.EHOSTUNREACH,
+                       errno.EADDRNOTAVAIL}
+
+
+def unreachable(err: BaseException) -> bool:
+    """Whether ``err`` (as urllib raises it) says the host cannot be reached at all."""
+    reason = getattr(err, "reason", err)
+    if isinstance(reason, socket.gaierror):
+        return True
+    return isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS
+
+
+def timed_out(err: BaseException) -> bool:
+    reason = getattr(err, "reason", err)
+    return isinstance(reason, TimeoutError | socket.timeout)
+
+
+class RateLimiter:
+    """Spaces requests across every thread that shares it: one slot per ``interval``. A caller
+    reserves the next free slot under the lock and sleeps until it outside the lock, so users
+    queue fairly and the process never exceeds NCBI's rate (3/s without a key, 10/s with)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: float | None = None
+
+    def wait(self, interval: float, clock: Callable[[], float],
+             sleep: Callable[[float], None]) -> None:
+        with self._lock:
+            now = clock()
+            slot = now if self._next is None else max(now, self._next)
+            self._next = slot + interval
+        if slot > now:
+            sleep(slot - now)
+
+
+# One limiter per (clock, sleep): every real client (time.monotonic, time.sleep) shares the
+# process-wide one, so all users of a server together stay under NCBI's limit; a test's fake
+# clock or recorded sleeps get their own.
+_LIMITERS: dict[tuple[Callable[[], float], Callable[[float], None]], RateLimiter] = {}
+_LIMITERS_LOCK = threading.Lock()
+
+
+def limiter_for(clock: Callable[[], float], sleep: Callable[[float], None]) -> RateLimiter:
+    with _LIMITERS_LOCK:
+        return _LIMITERS.setdefault((clock, sleep), RateLimiter())
 
 
 class HTTPStatusError(Exception):
@@ -147,7 +198,11 @@ class EUtilsClient:
     transport: Transport = entrez_transport
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
-    _last_request: float | None = field(default=None, init=False, repr=False)
+    tool: str = TOOL
+    # True: a host that cannot be reached (DNS, refused, no route) fails at once instead of being
+    # retried with back-off (a user waiting in the chat, not an unattended download)
+    fail_fast_offline: bool = False
+    limiter: RateLimiter | None = None  # None: the process-wide one (limiter_for)
 
     @classmethod
     def from_env(
@@ -161,6 +216,7 @@ class EUtilsClient:
             api_key=env.get("NCBI_API_KEY") or None,
             email=env.get("NCBI_EMAIL") or None,
             max_retries=max_retries,
+            tool=env.get("NCBI_TOOL") or TOOL,
             **kw,
         )
 
@@ -169,9 +225,11 @@ class EUtilsClient:
         return 0.11 if self.api_key else 0.34
 
     def esearch(
-        self, term: str, *, mindate: str = "", maxdate: str = "", retmax: int = 0
+        self, term: str, *, mindate: str = "", maxdate: str = "", retmax: int = 0,
+        sort: str = "",
     ) -> SearchResult:
-        """Search PubMed, leaving the result on NCBI's history server (``usehistory=y``)."""
+        """Search PubMed, leaving the result on NCBI's history server (``usehistory=y``);
+        ``sort``: PubMed's order (``relevance`` is its Best Match), default its own."""
         params = {
             "db": "pubmed",
             "term": term,
@@ -179,20 +237,25 @@ class EUtilsClient:
             "retmax": str(retmax),
             "retmode": "json",
         }
+        if sort:
+            params["sort"] = sort
         if mindate or maxdate:
             params.update(datetype="pdat", mindate=mindate, maxdate=maxdate)
         body = self.request("esearch.fcgi", params)
         try:
-            result = json.loads(body)["esearchresult"]
+            data = json.loads(body)
+            if isinstance(data, dict) and "error" in data and "esearchresult" not in data:
+                raise FetchError(f"PubMed answered with an error: {data['error']}", kind="ncbi")
+            result = data["esearchresult"]
         except (ValueError, KeyError, TypeError):
             raise FetchError(
                 f"ESearch returned an unexpected answer ({_excerpt(body, self.api_key)}); "
-                "try again later"
+                "try again later", kind="bad-answer",
             ) from None
         if "ERROR" in result:
             raise FetchError(
                 f"PubMed rejected the search {term!r}: {result['ERROR']}; "
-                "check corpus.fetch.query (PubMed search syntax)"
+                "check corpus.fetch.query (PubMed search syntax)", kind="ncbi",
             )
         return SearchResult(
             count=int(result.get("count", 0)),
@@ -217,27 +280,39 @@ class EUtilsClient:
 
     def request(self, endpoint: str, params: Mapping[str, str]) -> bytes:
         """One rate-limited E-utilities call, retried on transient failures."""
-        data = {**params, "tool": TOOL}
+        data = {**params, "tool": self.tool}
         if self.email:
             data["email"] = self.email
         if self.api_key:
             data["api_key"] = self.api_key
         url = self.base_url.rstrip("/") + "/" + endpoint
         last_error = ""
+        kind = "busy"
         for attempt in range(self.max_retries + 1):
-            self._wait_turn()
+            (self.limiter or limiter_for(self.clock, self.sleep)).wait(
+                self.min_interval_s, self.clock, self.sleep
+            )
             try:
                 return self.transport(url, data, self.timeout_s)
             except HTTPStatusError as err:
                 if err.status not in RETRY_STATUSES:
                     raise FetchError(
                         f"{url} answered HTTP {err.status} ({_excerpt(err.body, self.api_key)}); "
-                        "check corpus.fetch.base_url and the query, and NCBI_API_KEY if set"
+                        "check corpus.fetch.base_url and the query, and NCBI_API_KEY if set",
+                        kind="ncbi",
                     ) from None
                 last_error = f"HTTP {err.status}"
+                kind = "busy"
                 delay = err.retry_after
             except OSError as err:  # URLError, timeouts, connection resets
                 last_error = f"{type(err).__name__}: {getattr(err, 'reason', err)}"
+                kind = ("offline" if unreachable(err) else "timeout" if timed_out(err)
+                        else "bad-answer")
+                if kind == "offline" and self.fail_fast_offline:
+                    raise FetchError(
+                        f"PubMed E-utilities ({url}) cannot be reached ({last_error})",
+                        kind="offline",
+                    ) from None
                 delay = None
             if attempt < self.max_retries:
                 self.sleep(min(delay if delay is not None else 2.0**attempt, MAX_BACKOFF_S))
@@ -245,17 +320,8 @@ class EUtilsClient:
             f"PubMed E-utilities ({url}) failed {self.max_retries + 1} times "
             f"(last error: {last_error}). Check the network or proxy and try again later; "
             "setting NCBI_API_KEY raises NCBI's rate limit. Or put PubMed XML files in a "
-            "corpus.paths folder instead of fetching."
+            "corpus.paths folder instead of fetching.", kind=kind,
         )
-
-    def _wait_turn(self) -> None:
-        now = self.clock()
-        if self._last_request is not None:
-            wait = self._last_request + self.min_interval_s - now
-            if wait > 0:
-                self.sleep(wait)
-                now += wait
-        self._last_request = now
 
 
 def _excerpt(body: bytes, secret: str | None = None) -> str:

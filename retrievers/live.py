@@ -21,7 +21,7 @@ from pathlib import Path
 from langchain_core.documents import Document
 
 from indexing.embeddings import Embedder
-from indexing.store import Manifest, location
+from indexing.store import Manifest, location, read_manifest
 from retrievers.backend import FaissBM25Backend
 from retrievers.filters import Filters
 from retrievers.service import CorpusWords
@@ -55,7 +55,7 @@ class LiveIndex:
         with self._lock:
             if folder != self._folder and folder != self._skipped:
                 try:
-                    fresh = self._load(self._cfg)
+                    fresh = self._load_build(folder)
                 except IndexMissingError as err:  # damaged or mismatched: keep the old one
                     log.warning("a new index build at %s was not loaded (%s); still searching "
                                 "%s", folder, err, self._folder)
@@ -66,6 +66,22 @@ class LiveIndex:
                 log.info("search index switched to %s (%s)", folder,
                          "hybrid: BM25 + dense" if fresh.dense_ready else "BM25 only")
             return self._backend
+
+    def _load_build(self, folder: Path) -> FaissBM25Backend:
+        """Load the published build; a build embedded like the loaded one (a library addition)
+        keeps the loaded query embedder instead of loading the model again."""
+        embedder = self._backend.embedder
+        if self._load is FaissBM25Backend and embedder is not None:
+            try:
+                manifest = read_manifest(folder)
+            except IndexMissingError:
+                manifest = None
+            old = self._backend.manifest
+            if manifest is not None and manifest.dense_ready and (
+                    manifest.embedding_model, manifest.embedding_backend) == (
+                    old.embedding_model, old.embedding_backend):
+                return FaissBM25Backend(self._cfg, embedder=embedder)
+        return self._load(self._cfg)
 
     @property
     def loaded(self) -> FaissBM25Backend:

@@ -67,6 +67,26 @@ class CorpusConfig(_Section):
     fetch: FetchConfig = Field(default_factory=FetchConfig)
 
 
+class LibraryConfig(_Section):
+    """The user's own library: PubMed searches added with ``python -m app library add`` (or the
+    chat's ``/pubmed``), kept in ``dir`` beside the shipped corpus (never in it) and indexed
+    incrementally (``indexing/incremental.py``). NCBI_API_KEY / NCBI_EMAIL / NCBI_TOOL come from
+    the environment only."""
+
+    dir: str = Field("data/library", description="the added searches (PubMed XML + a note each)")
+    default_max: int = Field(100, ge=1, description="articles fetched per search unless --max")
+    max_per_add: int = Field(500, ge=1, le=10000, description="the most one search may fetch")
+    per_user_daily: int = Field(
+        1000, ge=0, description="new articles one user may add in 24 hours (0: no limit)"
+    )
+    efetch_batch: int = Field(200, ge=1, le=10000, description="records per EFetch request")
+    timeout_s: float = Field(10.0, gt=0, description="one E-utilities request's time limit")
+    max_retries: int = Field(2, ge=0, description="retries on 429, 5xx and dropped answers")
+    lock_wait_s: float = Field(
+        30.0, ge=0, description="how long an addition waits for another build of the index"
+    )
+
+
 class IndexConfig(_Section):
     name: str = Field("pubmed", pattern=r"^[A-Za-z0-9_.-]+$")
     dir: str = "faiss_indices"
@@ -346,6 +366,7 @@ class Config(_Section):
     answer: GroundingSettings = Field(default_factory=GroundingSettings)
     ui: UIConfig = Field(default_factory=UIConfig)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
+    library: LibraryConfig = Field(default_factory=LibraryConfig)
 
     root: Path = Field(
         REPO_ROOT, exclude=True, description="paths in the file resolve against this"

@@ -116,13 +116,18 @@ def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
             f"replaced, {len(report.bad_records)} unreadable records)",
             flush=True,
         )
+    if cfg.retrieval.backend == "faiss":  # what lets a library change update it incrementally
+        from indexing.incremental import library_stamp
+
+        extra["base_checksum"], extra["library_pmids"] = library_stamp(cfg, files,
+                                                                       corpus.articles)
     if dense_later and state in ("missing", "pending"):
         from indexing.lexical import build_lexical_index
 
         manifest = build_lexical_index(
             cfg, corpus.articles, corpus_checksum=report.checksum,
             corpus_files=[str(f) for f in files], dropped_short=report.dropped_short,
-            bad_records=len(report.bad_records),
+            bad_records=len(report.bad_records), **extra,
         )  # fmt: skip
         _print(args, manifest, f"BM25 index of {manifest.articles} articles ({manifest.chunks} "
                f"chunks) ready in {time.perf_counter() - started:.1f} s; {SEMANTIC_LATER}")
