@@ -68,17 +68,17 @@ def test_source_line_has_escaped_title_link_author_journal_year_confidence() -> 
                            .replace(":", "\\:"))
     assert "(https://pubmed.ncbi.nlm.nih.gov/31234567/)" in line
     assert "Deary IJ et al\\." in line and "Intelligence" in line and "2019" in line
-    assert line.endswith("confidence: high")
+    assert line.endswith("search match: high")
     evil_line = source_line(evil)
     assert "[<img" not in evil_line
     assert "\\<img src\\=x onerror\\=alert\\(1\\)\\>" in evil_line
     assert "J \\[Evil\\] \\*Journal\\*" in evil_line
-    assert "confidence: medium" in evil_line
+    assert "search match: medium" in evil_line
 
 
 def test_source_line_without_title_or_metadata() -> None:
     line = source_line(Source(n=3, pmid="42", title="", url="", confidence=0.1))
-    assert line == "- [3] [PMID 42](https://pubmed.ncbi.nlm.nih.gov/42/) — confidence: low"
+    assert line == "- [3] [PMID 42](https://pubmed.ncbi.nlm.nih.gov/42/) — search match: low"
 
 
 def test_sources_block_orders_by_number_and_names_the_mode() -> None:
