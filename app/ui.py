@@ -32,8 +32,6 @@ from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa:
 from app.render import (  # noqa: E402
     EMPTY_QUESTION_TEXT,
     HISTORY_LIMIT,
-    too_long_text,
-    without_run_on,
     LOADING_TEXT,
     QUEUED_TEXT,
     STARTERS,
@@ -47,6 +45,8 @@ from app.render import (  # noqa: E402
     source_label,
     source_line,
     sources_block,
+    too_long_text,
+    without_run_on,
 )
 from chains.modes import mode_buttons, mode_names  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402

@@ -143,7 +143,8 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"\bcohort\b|\bprospective(?:ly)?\b|\bretrospective(?:ly)?\b|\blongitudinal(?:ly)?\b|"
      r"\b(?:at|during|after|median|mean|long[- ]term|\d+[- ](?:years?|months?|weeks?))[- ]"
      r"follow(?:ed)?[- ]up\b|\bfollow(?:ed)?[- ]up (?:period|visits?|of \d|at \d|assessments?|"
-     r"examinations?|duration|time|interval|study|studies|data)\b|\bchart review|\breviewed\b[^.]{0,40}\b(?:records|charts|"
+     r"examinations?|duration|time|interval|study|studies|data)\b|\bchart review|"
+     r"\breviewed\b[^.]{0,40}\b(?:records|charts|"
      r"files|notes)\b|\brecords of\b[^.]{0,30}\bpatients\b|"
      r"\bfollowed\b[^.]{0,40}\b(?:years?|months?)\b|\bregistry\b", "text"),
     ("narrative_review", "a review's wording",

@@ -22,7 +22,7 @@ from ingest.models import Article
 from tests.helpers import need
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
-DUAL_N_BACK = "27043141"  # "...Healthy Adults: A Randomized Comparison to Processing Speed Training"
+DUAL_N_BACK = "27043141"  # "...in Healthy Adults: A Randomized Comparison to Processing Speed..."
 OBSERVATIONAL = "29538361"  # "...compared ... in an observational design" (data of an old RCT)
 COST_MODEL = "26268911"  # "Costs and benefits of iodine supplementation ...: a modelling analysis"
 TRAINING_TRIAL = "23411126"  # "An open clinical trial assessing a novel training program ..."
@@ -73,9 +73,8 @@ def test_no_design_is_badged_other(articles) -> None:
 
 
 def test_the_chat_shows_exactly_the_designs_above_the_precision_bar(articles) -> None:
-    from eval.designs import _default_files, read_articles, score
-
     from app.config import load_config
+    from eval.designs import _default_files, read_articles, score
 
     result = score(read_articles(_default_files(load_config())))
     assert result["labelled_articles"] > 500, result
