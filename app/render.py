@@ -119,7 +119,7 @@ def pmc_url(pmc: str) -> str:
 
 
 MATCH_LEGEND = ("*Search match* (high, medium, low): how closely an abstract matches the "
-                "question's words and meaning, not the strength or certainty of its evidence.")
+                "question's terms and meaning, not the strength or certainty of its evidence.")
 
 
 def design_badge(source: Source) -> str:

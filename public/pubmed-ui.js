@@ -103,6 +103,7 @@
     ['lucide-thumbs-down', 'Rate as not helpful'],
     ['lucide-arrow-left', 'Close the source (Esc)'],
     ['lucide-ellipsis', 'Conversation options'],
+    ['lucide-arrow-down', 'Scroll to the newest message'],
     ['lucide-x', 'Close']
   ];
 

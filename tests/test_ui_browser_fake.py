@@ -81,7 +81,7 @@ def test_a_message_with_no_words_is_not_sent_and_buttons_have_names(chat: ChatPa
         .filter(b => b.getClientRects().length && !b.closest('[inert]'))
         .filter(b => !((b.getAttribute('aria-label') || '').trim()
                        || (b.textContent || '').trim() || b.getAttribute('title')))
-        .map(b => b.outerHTML.slice(0, 120))""")
+        .map(b => b.id + ' ' + b.innerHTML.slice(0, 160))""")
     assert unnamed == [], unnamed
     for name in ("Send question", "Copy the answer", "Rate as helpful", "Rate as not helpful"):
         assert chat.page.get_by_role("button", name=name).count() >= 1, name
