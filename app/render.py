@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 from chains.references import vancouver
 from chains.result import AnswerResult, EvidenceSpan, PreparedEvent, Source
-from ingest.design import badge
+from ingest.design import NOT_STATED, badge, shown_badge
 from ingest.links import DOI_URL, PMC_URL, PUBMED_URL
 from retrievers.filters import Filters
 from settings.errors import IndexMissingError, ModelLoadError, UserFacingError
@@ -116,10 +116,22 @@ def pmc_url(pmc: str) -> str:
     return PMC_URL.format(pmc=quote(pmc.strip(), safe=""))
 
 
+MATCH_LEGEND = ("*Search match* (high, medium, low): how closely an abstract matches the "
+                "question's terms and meaning, not the strength or certainty of its evidence.")
+
+
 def design_badge(source: Source) -> str:
-    """The study design as a small badge (`RCT`, `Cohort`; "" for an index without designs)."""
-    name = badge(source.design)
+    """The study design as a small badge (`Cohort`, `RCT` as PubMed typed it; `design not
+    stated` where the rules would only guess, ingest.design.shown_badge; "" for an index without
+    designs)."""
+    name = shown_badge(source.design, source.design_source, source.design_rule)
     return f"`{name}`" if name else ""
+
+
+def match_text(source: Source) -> str:
+    """The retrieval match in words ("search match: high"): how well the abstract matches the
+    question, never a grade of the evidence."""
+    return f"search match: {source.confidence_label}"
 
 
 def retraction_text(source: Source) -> str:
@@ -134,15 +146,15 @@ def retraction_text(source: Source) -> str:
 
 
 def source_line(source: Source) -> str:
-    """A list item: ``[n] `says no` `RCT` [Title](pubmed) — First et al. · Journal · Year ·
-    confidence: high``; a retracted source starts with the warning."""
+    """A list item: ``[n] `says no` `Cohort` [Title](pubmed) — First et al. · Journal · Year ·
+    search match: high``; a retracted source starts with the warning."""
     title = escape_markdown(source.title) or f"PMID {escape_markdown(source.pmid)}"
     badge = " ".join(b for b in (stance_badge(source), design_badge(source)) if b)
     details = [
         escape_markdown(source.first_author_et_al),
         escape_markdown(source.journal),
         str(source.year) if source.year else "",
-        f"confidence: {source.confidence_label}",
+        match_text(source),
     ]
     tail = " · ".join(d for d in details if d)
     head = f"{source_label(source)} {badge}" if badge else source_label(source)
@@ -163,7 +175,8 @@ def sources_block(sources: Iterable[Source], mode: str) -> str:
         head += (f"\n\n{RETRACTED_BADGE}: {', '.join(retracted)} "
                  f"{'has' if len(retracted) == 1 else 'have'} been retracted and "
                  "cannot decide the verdict")
-    parts = [head + "\n\n" + "\n".join(lines), references_block(ordered)] if lines else []
+    parts = ([head + "\n\n" + "\n".join(lines) + "\n\n" + MATCH_LEGEND,
+              references_block(ordered)] if lines else [])
     parts.append(f"*Mode: {escape_markdown(mode)}*")
     return "\n\n".join(parts)
 
@@ -235,8 +248,15 @@ def passage_markdown(source: Source) -> str:
     text = source.abstract or source.passage
     body = highlighted_abstract(text, source.evidence) or "*(no passage text)*"
     design = ""
-    if source.design:
-        design = (f"**Design:** {escape_markdown(badge(source.design))} "
+    shown = shown_badge(source.design, source.design_source, source.design_rule)
+    if shown == NOT_STATED and source.design != "other":
+        design = (f"**Design:** not stated reliably (a wording rule suggests "
+                  f"{escape_markdown(badge(source.design))}, {escape_markdown(source.design_rule)}"
+                  "; such guesses are right less than 9 times in 10, so no badge is shown)")
+    elif shown == NOT_STATED:
+        design = "**Design:** not stated (no design wording found)"
+    elif shown:
+        design = (f"**Design:** {escape_markdown(shown)} "
                   f"*({escape_markdown(source.design_source)}: "
                   f"{escape_markdown(source.design_rule)})*")
     topics = ""
@@ -244,7 +264,7 @@ def passage_markdown(source: Source) -> str:
         topics = "**MeSH major topics:** " + escape_markdown("; ".join(source.mesh_major))
     warning = retraction_text(source) if source.retracted else ""
     return "\n\n".join(x for x in (
-        warning, head, meta, " · ".join(links) + f" · confidence: {source.confidence_label}",
+        warning, head, meta, " · ".join(links) + f" · {match_text(source)}",
         design, topics, body) if x)
 
 
@@ -298,3 +318,23 @@ def friendly_error(err: BaseException) -> str:
         return _error_text(err)
     return ("**Sorry, something went wrong while answering.** The details were written to the "
             "server log; please try again.")
+
+
+def too_long_text(length: int, limit: int) -> str:
+    """The reply to an over-long question: the limit in the reader's terms, the question not
+    repeated (it is on screen already)."""
+    return (f"**That question is too long** ({length:,} characters). Please ask it in a "
+            f"sentence or two, at most {limit:,} characters; long passages of text cannot be "
+            "searched as one question.")
+
+
+def without_run_on(answer: str, refusal: str) -> str:
+    """The answer with the refusal sentence as a sentence of its own: a refusal written without
+    a full stop and followed by more text ("…medical assistance No indexed abstract…") gets its
+    full stop."""
+    head = refusal.strip().rstrip(".")
+    if head and answer.startswith(head):
+        rest = answer[len(head):]
+        if rest[:1] == " " and rest.strip():  # more text directly after the refusal
+            return f"{head}. {rest.strip()}"
+    return answer

@@ -23,7 +23,9 @@ from chainlit.utils import utc_now  # noqa: E402
 
 from app import auth, dense_build, pubmed_chat  # noqa: E402
 from app import history as saved  # noqa: E402
+from app.help_page import install_help_summary  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
+from app.index_summary import index_summary  # noqa: E402
 from app.mode_control import mode_after_resume, mode_for_message, show_mode_buttons  # noqa: E402
 from app.offline_html import install_offline_html, strip_external_tags  # noqa: E402
 from app.relay import AssistantLike, Backend, LoopThread, RelayedStream  # noqa: E402
@@ -43,8 +45,10 @@ from app.render import (  # noqa: E402
     source_label,
     source_line,
     sources_block,
+    too_long_text,
+    without_run_on,
 )
-from chains.modes import mode_names  # noqa: E402
+from chains.modes import mode_buttons, mode_names  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
 from chains.references import EXPORTS  # noqa: E402
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, TokenEvent  # noqa: E402
@@ -103,6 +107,7 @@ async def _preload() -> None:
     """Serve the page offline, and start loading the model in the background so the first
     question does not wait for it."""
     install_offline_html()
+    install_help_summary(app_config)  # Help says what the index holds (app/index_summary.py)
     _restrict_origins()
 
     async def load() -> None:
@@ -198,6 +203,21 @@ async def _chat_start() -> None:
     cl.user_session.set("mode", mode)
     cl.user_session.set("history", [])  # a new chat (also "New chat") starts with no history
     await show_mode_buttons(mode)  # the mode buttons beside the message box (app/mode_control)
+    await _tell_page()
+
+
+async def _tell_page(mode: str | None = None) -> None:
+    """Send the page's own script (public/pubmed-ui.js) what it shows: the index summary under
+    the starters and, for a reopened conversation, the mode button to highlight (the page keeps
+    the one it had, another conversation's, otherwise)."""
+    summary = await asyncio.to_thread(index_summary, app_config())
+    data: dict[str, str] = {}
+    if summary is not None:
+        data["indexSummary"] = summary.sentence(plain=True)
+    if mode is not None:
+        data["modeButton"] = mode_buttons()[mode]
+    if data:
+        await cl.send_window_message({"pubmedAssistant": data})
 
 
 @cl.on_chat_resume
@@ -211,6 +231,7 @@ async def _chat_resume(thread: Any) -> None:
     log.info("conversation resumed: %d turns, mode %s", len(turns), mode)
     await _show_index_status()
     await show_mode_buttons(mode)  # highlights it: a reloaded page has none highlighted
+    await _tell_page(mode)  # ... and a page that had another conversation's highlighted
 
 
 @cl.on_chat_end
@@ -228,7 +249,12 @@ async def _chat_end() -> None:
 @cl.on_message
 async def _on_message(message: cl.Message) -> None:
     if is_blank(message.content):  # whitespace, zero-width or control characters only
+        await message.remove()  # no empty bubble (the page's script stops most before sending)
         await cl.Message(content=EMPTY_QUESTION_TEXT).send()
+        return
+    limit = app_config().chains.max_question_chars
+    if len(message.content.strip()) > limit:  # said in the user's words; the question not echoed
+        await cl.ErrorMessage(content=too_long_text(len(message.content.strip()), limit)).send()
         return
     try:
         # length, control characters: checked before any work, with a message at once
@@ -325,7 +351,8 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
              result.mode, len(result.sources), result.style, len(result.dropped), result.refused,
              result.timings)
     sources = result.sources or (prepared.sources if prepared else [])
-    body = escape_answer(result.answer) if result.answer else msg.content
+    body = (escape_answer(without_run_on(result.answer, app_config().chains.refusal))
+            if result.answer else msg.content)
     findings = key_findings_block(result)
     msg.content = "\n\n".join(
         x for x in (body, findings, sources_block(sources, result.mode or mode)) if x

@@ -16,7 +16,10 @@ rules themselves:
   (animal, RCT, case-control, cross-sectional, cohort).
 
 Articles with neither are left out. Precision of a design is over the labelled articles the rules
-gave that design; recall over the articles labelled with it.
+gave that design; recall over the articles labelled with it. A design whose precision reaches
+:data:`ingest.design.PRECISION_BAR` (0.9) may be shown by the chat (``SHOWN_WORDING`` lists them,
+checked against this score by tests/test_design_bar_real.py); below it, or with no labelled
+article to measure it on, the chat says "design not stated".
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from ingest.design import _TYPE_RULES, DESIGNS, classify_text
+from ingest.design import _TYPE_RULES, DESIGNS, PRECISION_BAR, SHOWN_WORDING, classify_text
 from ingest.models import Article
 
 _MESH_RULES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -87,6 +90,10 @@ def score(articles: Iterable[Article]) -> dict:
                 "recall": round(hits / actual, 3) if actual else None,
             }
     return {
+        "precision_bar": PRECISION_BAR,
+        "above_bar": sorted(label for label, row in per_design.items()
+                            if label != "other" and row["precision"] is not None
+                            and row["predicted"] and row["precision"] >= PRECISION_BAR),
         "labelled_articles": len(pairs),
         "label_sources": dict(sources),
         "unlabelled_articles": unlabelled,
@@ -97,14 +104,17 @@ def score(articles: Iterable[Article]) -> dict:
 
 
 def markdown(result: dict) -> str:
-    lines = ["| design | labelled | predicted | correct | precision | recall |",
-             "|---|---:|---:|---:|---:|---:|"]
+    lines = ["| design | labelled | predicted | correct | precision | recall | in the chat |",
+             "|---|---:|---:|---:|---:|---:|---|"]
     for label, row in result["per_design"].items():
         def fmt(v):
             return "–" if v is None else f"{v:.2f}"
 
+        shown = ("never a badge" if label == "other" else "shown" if label in SHOWN_WORDING
+                 else "design not stated")
         lines.append(f"| {DESIGNS[label][0]} | {row['labelled']} | {row['predicted']} | "
-                     f"{row['correct']} | {fmt(row['precision'])} | {fmt(row['recall'])} |")
+                     f"{row['correct']} | {fmt(row['precision'])} | {fmt(row['recall'])} | "
+                     f"{shown} |")
     return "\n".join(lines)
 
 
@@ -134,5 +144,7 @@ def run(cfg, args: argparse.Namespace) -> int:
           f"({result['label_sources']}), {result['unlabelled_articles']} without; "
           f"accuracy of the wording rules {result['accuracy']}")
     print(markdown(result))
+    print(f"designs at or above the precision bar {PRECISION_BAR}: {result['above_bar']} "
+          f"(the chat shows {sorted(SHOWN_WORDING)})")
     print("most frequent confusions (label -> rules):", result["confusions"])
     return 0

@@ -40,6 +40,13 @@ DESIGNS: dict[str, tuple[str, int]] = {
 PUBLICATION_TYPE = "publication type"
 WORDING = "abstract wording"
 
+# A design set by the wording rules is shown only when those rules were right at least this
+# often against NLM's labels (``python -m app eval designs``, docs/study-designs.md); the others,
+# and "other", are shown as NOT_STATED. A publication type (NLM's own) is always shown.
+PRECISION_BAR = 0.9
+SHOWN_WORDING = frozenset({"cohort", "animal_in_vitro"})  # measured >= PRECISION_BAR
+NOT_STATED = "design not stated"
+
 
 @dataclass(frozen=True)
 class Design:
@@ -54,6 +61,19 @@ class Design:
 
 def badge(label: str | None) -> str:
     return DESIGNS.get(label or "", ("", 0))[0]
+
+
+def shown_badge(label: str | None, source: str = "", rule: str = "") -> str:
+    """What the chat shows for a design: its badge when PubMed typed the article (or typed it
+    a Review that says it is systematic) or when its wording rule is reliable (SHOWN_WORDING);
+    NOT_STATED for a guess below the bar and for "other"; "" for an index without designs."""
+    if not label:
+        return ""
+    if label == "other":
+        return NOT_STATED
+    if source == PUBLICATION_TYPE or rule.startswith("Review + ") or label in SHOWN_WORDING:
+        return badge(label)
+    return NOT_STATED
 
 
 def strength(label: str | None) -> int:
@@ -72,10 +92,12 @@ _OTHER_TYPES = ("Editorial", "Letter", "Comment", "News", "Published Erratum",
                 "Retraction of Publication", "Practice Guideline", "Guideline")
 
 _HUMAN = r"\b(?:patients?|participants?|children|adults?|adolescents?|women|men|infants?|" \
-    r"volunteers?|subjects|students?|individuals|people|persons|twins|respondents|humans?)\b"
+    r"volunteers?|subjects|students?|individuals|people|persons|twins|respondents|humans?|" \
+    r"hospitali[sz]ed|pregnan\w*|mortality)\b"
 _ANIMAL = r"\b(?:mice|mouse|rats?|murine|rodents?|zebrafish|drosophila|monkeys?|macaques?|" \
     r"primates?|pigs?|piglets?|dogs?|cats?|sheep|rabbits?|chickens?|honeybees?|bees|ants|fish|" \
-    r"birds?|crows?|ravens?|parrots?|in vitro|cell lines?|cultured cells|animal models?)\b"
+    r"birds?|crows?|ravens?|parrots?|in vitro|cell lines?|cultured cells|animal models?)\b" \
+    r"(?! (?:oils?|intake|consumption|scan|scans|scanning)\b)"
 
 # (label, rule name, pattern, where): where is "title", "text" (title + abstract)
 _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
@@ -86,14 +108,21 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      "text"),
     ("systematic_review", "systematic review in the title", r"\bsystematic(?:ally)? review",
      "title"),
+    ("modelling", "an economic or decision model",
+     r"\bcost[- ](?:effectiveness|utility|benefit|comparison|minimi[sz]ation) (?:analys[ie]s|"
+     r"model(?:l?ing)?|evaluation)|\bcosts and benefits\b|\bmarkov model|\bdecision[- ]"
+     r"(?:analytic(?:al)? |tree )?model|\beconomic (?:evaluation|model)|\bbudget impact",
+     "text"),
     ("systematic_review", "a database search",
      r"\b(?:systematic(?:ally)? (?:review|search)\w*|(?:searched|search of|searches of)\b[^.]{0,80}"
      r"\b(?:pubmed|medline|embase|cochrane|web of science|psycinfo|scopus|cinahl))", "text"),
     ("animal_in_vitro", "animals or cells, no people", _ANIMAL, "text"),
+    ("rct", "randomised in the title",
+     r"(?<!non-)(?<!non)(?<!quasi-)\brandomi[sz]ed\b(?! (?:trials|studies)\b)", "title"),
     ("rct", "randomised trial wording",
      r"\brandomi[sz]ed[- ](?:controlled[- ]|clinical[- ]|placebo[- ]controlled[- ]|"
      r"double[- ]blind(?:ed)?[- ]|crossover[- ]|pilot[- ])?trial|\b(?:were|was) randomi[sz]ed\b|"
-     r"\brandomly (?:assigned|allocated)\b|\bdouble[- ]blind(?:ed)?\b", "text"),
+     r"\brandomly (?:assigned|allocated|divided)\b|\bdouble[- ]blind(?:ed)?\b", "text"),
     ("case_report", "a reported case",
      r"\bcase reports?\b|\bcase series\b|\bwe (?:report|present|describe)\s+(?:a|an|the|two|"
      r"three|four|\d+)\s+(?:[\w-]+\s+){0,4}?(?:cases?|patients?|boy|girl|man|woman|infant)\b|"
@@ -112,7 +141,10 @@ _WORDING_RULES: tuple[tuple[str, str, str, str], ...] = (
      r"administered|distributed)", "text"),
     ("cohort", "cohort or follow-up wording",
      r"\bcohort\b|\bprospective(?:ly)?\b|\bretrospective(?:ly)?\b|\blongitudinal(?:ly)?\b|"
-     r"\bfollow(?:ed)?[- ]up\b|\bchart review|\breviewed\b[^.]{0,40}\b(?:records|charts|"
+     r"\b(?:at|during|after|median|mean|long[- ]term|\d+[- ](?:years?|months?|weeks?))[- ]"
+     r"follow(?:ed)?[- ]up\b|\bfollow(?:ed)?[- ]up (?:period|visits?|of \d|at \d|assessments?|"
+     r"examinations?|duration|time|interval|study|studies|data)\b|\bchart review|"
+     r"\breviewed\b[^.]{0,40}\b(?:records|charts|"
      r"files|notes)\b|\brecords of\b[^.]{0,30}\bpatients\b|"
      r"\bfollowed\b[^.]{0,40}\b(?:years?|months?)\b|\bregistry\b", "text"),
     ("narrative_review", "a review's wording",
@@ -128,6 +160,15 @@ _ALSO = {
         r"present(?:ed|s)?|introduce[sd]?|train(?:ed|s)?|design(?:ed|s)?|buil[dt]|implement(?:ed|s)?|"
         r"construct(?:ed|s)?)\b|\b(?:was|were) (?:trained|developed|validated|built)\b|"
         r"\baccuracy\b|\bAUC\b|\barea under\b|\bsensitivity\b|\bF1\b|\bsimulat", re.IGNORECASE),
+}
+# A rule that does not fire when this wording is there too: an analysis of a trial's data in an
+# observational design (a secondary or post-hoc analysis) is not itself the trial; a review
+# rule's database search inside an economic model is the model's input, not a review.
+_NOT = {
+    "rct": re.compile(
+        r"\bobservational\b|\b(?:secondary|post[- ]hoc|ancillary|exploratory) analys[ie]s\b|"
+        r"\boriginally (?:a|an)\b|\b(?:data|participants|children|patients) (?:from|of|in) "
+        r"(?:a|an|the) (?:\w+ ){0,3}randomi[sz]ed", re.IGNORECASE),
 }
 _COMPILED = tuple((lab, name, re.compile(pat, re.IGNORECASE), where)
                   for lab, name, pat, where in _WORDING_RULES)
@@ -157,12 +198,16 @@ def classify_text(title: str, abstract: str) -> Design:
     text = f"{title}\n{abstract}"
     for label, name, pattern, where in _COMPILED:
         match = pattern.search(title if where == "title" else text)
+        if match is not None and label == "animal_in_vitro":  # "CAT" is a scan, not a cat
+            match = next((m for m in pattern.finditer(text) if not m.group(0).isupper()), None)
         if match is None:
             continue
         if label == "animal_in_vitro" and _HUMAN_RE.search(text):
             continue  # people were studied too
         if label in _ALSO and not _ALSO[label].search(text):
             continue
+        if where == "text" and label in _NOT and _NOT[label].search(text):
+            continue  # the title's own wording still decides
         return Design(label, WORDING, f'{name}: "{_snippet(match)}"')
     return Design("other", WORDING, "no design wording")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import chainlit as cl
 import pytest
 from chainlit.context import init_http_context
 from chainlit.emitter import BaseChainlitEmitter
@@ -238,10 +239,13 @@ async def test_a_message_with_no_words_gets_a_clear_reply_and_no_search(
         raise AssertionError("the assistant was asked to answer a blank message")
 
     monkeypatch.setattr(ui, "BACKEND", Backend(never_loaded))
-    await ui._on_message(type("Msg", (), {"content": content})())
+    message = cl.Message(content=content, type="user_message")
+    await ui._on_message(message)
     replies = [d["output"] for d in emitter.of("send_step")
                if d.get("type") == "assistant_message"]
     assert replies == [ui.EMPTY_QUESTION_TEXT]
+    # the blank message itself is taken off the page: no empty bubble (issue #36)
+    assert [d["id"] for d in emitter.of("delete_step")] == [message.id]
     assert not any(d.get("isError") for d in emitter.of("send_step"))
     assert user_session.get("history") == []
 

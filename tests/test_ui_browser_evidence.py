@@ -43,9 +43,13 @@ def test_design_filter_badges_and_a_retracted_trial_in_the_browser(server: Serve
             assert "Filters: design: RCT" in step, step
             text = answer.inner_text()
             lines = [line for line in text.splitlines() if re.match(r"\s*\[\d+\]", line)]
-            assert lines and all("RCT" in line for line in lines), lines  # badge on each
+            # a badge on each: RCT where PubMed typed the trial, "design not stated" where only
+            # the wording says so (the RCT wording rule is below the precision bar, issue #36)
+            assert lines and all("RCT" in line or "design not stated" in line
+                                 for line in lines), lines
             retracted = [line for line in lines if "RETRACTED" in line]
-            assert len(retracted) == 1, lines
+            assert len(retracted) == 1 and "RCT" in retracted[0], \
+                lines  # the retracted record is typed Randomized Controlled Trial by PubMed
             n = re.match(r"\s*\[(\d+)\]", retracted[0]).group(1)  # type: ignore[union-attr]
             assert f"[{n}] has been retracted" in text, text
             verdict = text.split("\n")[0]

@@ -65,15 +65,31 @@ def test_served_page_loads_nothing_from_other_hosts(fake_server: Server, chat: C
     assert chat.external_requests() == []
 
 
-def test_a_message_with_no_words_gets_a_clear_reply(chat: ChatPage) -> None:
-    """Whitespace alone never leaves Chainlit's input box; zero-width and bidi characters do, and
-    are no question: the chat says so instead of staying silent."""
-    chat.send("\u200b \u202e")
-    reply = chat.page.get_by_text("Please type a question: your message has no words in it.")
-    reply.first.wait_for(timeout=30_000)
-    assert chat.answers().count() == 0
+def test_a_message_with_no_words_is_not_sent_and_buttons_have_names(chat: ChatPage) -> None:
+    """Zero-width and bidi characters alone are no question: the page does not send them (no
+    empty bubble; public/pubmed-ui.js), and the chat goes on. Every button on screen has an
+    accessible name (send, copy, rating, sidebar ...), and the closed sidebar is out of the Tab
+    order."""
+    chat.page.fill("#chat-input", "\u200b \u202e")
+    chat.page.locator("#chat-submit").click(force=True)
+    chat.page.keyboard.press("Enter")
+    chat.page.wait_for_timeout(1500)
+    assert chat.user_messages() == [] and chat.answers().count() == 0
     answer = chat.ask("Does IQ predict health?")  # and the chat goes on
     assert "Sources" in answer.inner_text()
+    unnamed = chat.page.evaluate("""() => [...document.querySelectorAll('button')]
+        .filter(b => b.getClientRects().length && !b.closest('[inert]'))
+        .filter(b => !((b.getAttribute('aria-label') || '').trim()
+                       || (b.textContent || '').trim() || b.getAttribute('title')))
+        .map(b => b.id + ' ' + b.innerHTML.slice(0, 160))""")
+    assert unnamed == [], unnamed
+    for name in ("Send question", "Copy the answer", "Rate as helpful", "Rate as not helpful"):
+        assert chat.page.get_by_role("button", name=name).count() >= 1, name
+    offscreen = chat.page.evaluate("""() => [...document.querySelectorAll(
+        'button, a[href], input, [tabindex]:not([tabindex="-1"])')]
+        .filter(e => !e.closest('[inert]') && e.getClientRects().length
+                && e.getBoundingClientRect().right <= 0).length""")
+    assert offscreen == 0, f"{offscreen} Tab stops off screen (the closed sidebar)"
 
 
 def test_answer_streams_with_pubmed_links_and_inert_abstract_markup(chat: ChatPage) -> None:

@@ -114,3 +114,45 @@ def test_one_click_switches_the_mode_and_new_chat_forgets_the_conversation(
     assert "Mode: multi-query" in other.inner_text()
     assert "Sub-queries:" in chat.last_search_step()
     chat.screenshot("mode_buttons.png")
+
+
+def test_the_landing_page_and_help_say_what_the_index_holds(
+        browser: Any, server: Server, small_index_cfg: Any) -> None:
+    """The line under the starters and the Help page give the index's article count and years,
+    read from the index the server uses (its manifest and chunks), with how to add articles; on
+    a phone the starters fit the screen and the mode buttons keep their names."""
+    from indexing.store import location, read_manifest
+
+    folder = location(small_index_cfg).current()
+    assert folder is not None
+    count = f"{read_manifest(folder).articles:,} PubMed abstracts"
+    for phone in (False, True):
+        chat = ChatPage(browser, server.url, phone=phone).open()
+        try:
+            page = chat.page
+            line = page.locator("#pubmed-index-summary")
+            line.wait_for(timeout=30_000)
+            text = line.inner_text()
+            assert f"The index holds {count}" in text and "published " in text, text
+            box = line.bounding_box()
+            assert box and box["y"] > page.locator("#starters").bounding_box()["y"]
+            if phone:
+                width = page.viewport_size["width"]
+                for chip in page.locator("#starters button").all():
+                    b = chip.bounding_box()
+                    assert b and b["x"] >= 0 and b["x"] + b["width"] <= width, b
+                for name in ("Plain", "Conversational", "Multi-query"):
+                    assert chat.page.locator(f"[id='command-{name}']").inner_text().strip() \
+                        == name
+                chat.screenshot("landing_phone.png")
+            else:
+                page.locator("#readme-button").click()
+                dialog = page.get_by_role("dialog")
+                dialog.get_by_text(count).first.wait_for(timeout=30_000)
+                help_text = dialog.inner_text()
+                assert "{index_summary}" not in help_text
+                assert "python -m app index update" in help_text, help_text
+                assert "Search match" in help_text or "search match" in help_text
+                chat.screenshot("help_index.png")
+        finally:
+            chat.close()

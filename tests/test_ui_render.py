@@ -68,17 +68,17 @@ def test_source_line_has_escaped_title_link_author_journal_year_confidence() -> 
                            .replace(":", "\\:"))
     assert "(https://pubmed.ncbi.nlm.nih.gov/31234567/)" in line
     assert "Deary IJ et al\\." in line and "Intelligence" in line and "2019" in line
-    assert line.endswith("confidence: high")
+    assert line.endswith("search match: high")
     evil_line = source_line(evil)
     assert "[<img" not in evil_line
     assert "\\<img src\\=x onerror\\=alert\\(1\\)\\>" in evil_line
     assert "J \\[Evil\\] \\*Journal\\*" in evil_line
-    assert "confidence: medium" in evil_line
+    assert "search match: medium" in evil_line
 
 
 def test_source_line_without_title_or_metadata() -> None:
     line = source_line(Source(n=3, pmid="42", title="", url="", confidence=0.1))
-    assert line == "- [3] [PMID 42](https://pubmed.ncbi.nlm.nih.gov/42/) — confidence: low"
+    assert line == "- [3] [PMID 42](https://pubmed.ncbi.nlm.nih.gov/42/) — search match: low"
 
 
 def test_sources_block_orders_by_number_and_names_the_mode() -> None:
@@ -216,3 +216,25 @@ def test_an_abstained_answers_findings_are_not_titled_key_findings() -> None:
     block = key_findings_block(result)
     assert block.startswith("**Related findings (they do not answer the question)**"), block
     assert "Key findings" not in block and "Statins help. [1]" in block
+
+
+def test_the_refusal_never_runs_into_the_next_sentence() -> None:
+    """"...focused on medical assistance No indexed abstract mentions onerror." (issue #36): the
+    refusal, written without a full stop, gets one before more text; alone it is unchanged."""
+    from app.render import without_run_on
+    from tests.helpers import REFUSAL
+
+    joined = f"{REFUSAL} No indexed abstract mentions onerror."
+    assert without_run_on(joined, REFUSAL) == (
+        f"{REFUSAL}. No indexed abstract mentions onerror.")
+    assert without_run_on(REFUSAL, REFUSAL) == REFUSAL
+    assert without_run_on(f"{REFUSAL}. Then more.", REFUSAL) == f"{REFUSAL}. Then more."
+    assert without_run_on("Yes (2 of 3 studies).", REFUSAL) == "Yes (2 of 3 studies)."
+
+
+def test_an_overlong_question_is_answered_without_echo_or_setting_name() -> None:
+    from app.render import too_long_text
+
+    text = too_long_text(5027, 2000)
+    assert "5,027 characters" in text and "at most 2,000 characters" in text
+    assert "cfg" not in text and "max_question_chars" not in text

@@ -20,7 +20,11 @@ if not os.environ.get("PUBMED_ASSISTANT_CFG"):  # the chat's history in a tempor
                                                                _folder / "cfg.yaml"))
 
 from app import ui  # registers the Chainlit handlers  # noqa: E402
-from tests.browser.fakes import FakeAssistant  # noqa: E402
+from tests.browser.fakes import FakeAssistant, corpus_sources  # noqa: E402
 
 _DELAY = float(os.environ.get("FAKE_TOKEN_DELAY", "0.05"))
-ui.BACKEND = ui.Backend(lambda: FakeAssistant(token_delay=_DELAY))
+# FAKE_SOURCE_PMIDS="pmid,pmid" FAKE_CORPUS="file:file": the sources are those real articles
+_PMIDS = [p for p in os.environ.get("FAKE_SOURCE_PMIDS", "").split(",") if p]
+_SOURCES = (corpus_sources(_PMIDS, os.environ["FAKE_CORPUS"].split(os.pathsep)) if _PMIDS
+            else None)
+ui.BACKEND = ui.Backend(lambda: FakeAssistant(token_delay=_DELAY, sources=_SOURCES))

@@ -90,3 +90,30 @@ class FakeAssistant:
         finally:
             self.active -= 1
             self.closed += 1
+
+
+def corpus_sources(pmids: list[str], corpus_files: list[str]) -> list[Source]:
+    """Sources built from real articles of the shared corpus (their titles, abstracts and the
+    designs ingest.design gives them), numbered in the order of ``pmids``."""
+    from pathlib import Path
+
+    from ingest.design import classify
+    from ingest.models import Article
+    from ingest.sources import iter_file
+
+    wanted = {p: i for i, p in enumerate(pmids)}
+    found: dict[str, Article] = {}
+    for f in corpus_files:
+        for a in iter_file(Path(f)):
+            if isinstance(a, Article) and a.pmid in wanted:
+                found[a.pmid] = a
+    sources = []
+    for pmid in pmids:
+        a = found[pmid]
+        d = classify(a)
+        sources.append(Source(
+            n=wanted[pmid] + 1, pmid=a.pmid, title=a.title, url=f"https://pubmed.ncbi.nlm.nih.gov/{a.pmid}/",
+            year=a.year, journal=a.journal, authors=list(a.authors), confidence=0.7,
+            passage=a.abstract[:400], abstract=a.abstract, design=d.label,
+            design_source=d.source, design_rule=d.rule))
+    return sources

@@ -44,6 +44,7 @@ LOCAL_HOSTS = frozenset({"127.0.0.1", "localhost"})
 # what the browser may not fetch (matched by Chromium itself, so local traffic is not slowed)
 NOT_LOCAL_URL = re.compile(
     r"^(?!(?:https?|wss?)://(?:127\.0\.0\.1|localhost)(?::\d+)?(?:[/?#]|$)|(?:data|blob|about):)")
+PHONE_VIEWPORT = {"width": 390, "height": 844}
 THREAD_PATH = re.compile(r"/thread/[0-9a-f-]{36}$")  # a stored conversation's page
 PUBMED_HREF = re.compile(r"^https://pubmed\.ncbi\.nlm\.nih\.gov/(\d+)/$")
 
@@ -244,15 +245,20 @@ class ChatPage:
     made; one to another host is recorded and then aborted, so the record does not depend on
     whether this machine is online. :meth:`close` fails the test if there was any."""
 
-    def __init__(self, browser: Any, base_url: str, tab_of: ChatPage | None = None) -> None:
+    def __init__(self, browser: Any, base_url: str, tab_of: ChatPage | None = None,
+                 phone: bool = False) -> None:
         """A new browser context (a user of its own), or with ``tab_of`` another tab of that
-        page's context (the same user and cookies; its requests recorded with that page's)."""
+        page's context (the same user and cookies; its requests recorded with that page's).
+        ``phone``: a 390x844 touch screen (Chainlit's phone layout: the side panel is a sheet,
+        the sidebar a drawer, and the page stays at "/" after the first answer)."""
         self.base_url = base_url
         self.dialogs: list[str] = []
         self._keeps_history: bool | None = None
         self._owns_context = tab_of is None
+        self.phone = phone if tab_of is None else tab_of.phone
         if tab_of is None:
-            self.context = browser.new_context(viewport={"width": 1280, "height": 1000})
+            size = PHONE_VIEWPORT if phone else {"width": 1280, "height": 1000}
+            self.context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
             self.context.add_init_script(_RECORD_PARTIALS)
             self.requests: list[str] = []
             self.context.on("request", lambda req: self.requests.append(req.url))
@@ -333,7 +339,8 @@ class ChatPage:
 
     def wait_answer(self, before: int, timeout_ms: int = ANSWER_TIMEOUT_MS) -> Any:
         self.answers().nth(before).wait_for(timeout=timeout_ms)
-        if self.keeps_history() and not THREAD_PATH.search(urlsplit(self.page.url).path):
+        if (self.keeps_history() and not self.phone
+                and not THREAD_PATH.search(urlsplit(self.page.url).path)):
             # the first message moves the page to the conversation's URL once it is stored,
             # which draws the chat again: an answer can be finished before that
             self.page.wait_for_url(THREAD_PATH, timeout=60_000, wait_until="commit")

@@ -1,0 +1,147 @@
+"""The source panel opens when the reader clicks a source marker, never by itself, and shows
+exactly the clicked source; Escape closes it (issue #36; public/pubmed-ui.js). In real Chromium
+on a desktop window and on a 390x844 phone, against the real Chainlit app with the scripted
+assistant (two sources a answer), with history on: after an answer, a second answer, a reload
+(desktop) and a conversation reopened from the sidebar (phone).
+
+Chainlit's page by itself opens its side view whenever the set of display="side" elements
+changes; the page's script undoes such an opening before it is painted. "Never by itself" is
+checked at every painted frame: an animation-frame loop counts the frames in which the panel was
+in the page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.browser.fakes import XSS_TITLE
+from tests.browser.harness import (
+    FAKE_APP_ARGS,
+    REPO_ROOT,
+    THREAD_PATH,
+    ChatPage,
+    Server,
+    require_chromium,
+    running_server,
+)
+
+pytestmark = pytest.mark.browser
+
+FIRST_TITLE = "Childhood IQ and adult health: a cohort study"  # the scripted source [1]
+# counts the painted frames in which the side panel was in the page (survives reloads: an init
+# script of the browser context)
+_COUNT_PANEL_FRAMES = """
+window.__panelFrames = 0;
+(function tick() {
+  if (document.getElementById('side-view-content')) window.__panelFrames++;
+  requestAnimationFrame(tick);
+})();
+"""
+
+
+@pytest.fixture(scope="module")
+def fake_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    folder = tmp_path_factory.mktemp("ui_panel")
+    with running_server(FAKE_APP_ARGS, folder / "server.log",
+                        env={"CHAINLIT_APP_ROOT": str(REPO_ROOT), "FAKE_TOKEN_DELAY": "0.01"},
+                        audit_log=folder / "net.log") as server:
+        yield server
+
+
+def _chat(browser: Any, server: Server, phone: bool) -> ChatPage:
+    chat = ChatPage(browser, server.url, phone=phone)
+    chat.context.add_init_script(_COUNT_PANEL_FRAMES)
+    return chat.open()
+
+
+def _settled(chat: ChatPage) -> None:
+    """Wait until the newest answer's elements (its export files) are drawn: the moment Chainlit
+    would open its side view, then a few more frames."""
+    chat.page.locator("a", has_text="sources.bib").last.wait_for(timeout=60_000)
+    chat.page.evaluate("() => new Promise(r => requestAnimationFrame(() => "
+                       "requestAnimationFrame(() => setTimeout(r, 300))))")
+
+
+def _no_panel_since_reset(chat: ChatPage, when: str) -> None:
+    frames = chat.page.evaluate("window.__panelFrames")
+    assert frames == 0, f"the source panel was on screen for {frames} frames {when}"
+    assert chat.page.locator("#side-view-content").count() == 0, when
+
+
+def _reset_frames(chat: ChatPage) -> None:
+    chat.page.evaluate("window.__panelFrames = 0")
+
+
+def _open(chat: ChatPage, answer: Any, n: int) -> Any:
+    answer.locator("a.element-link", has_text=f"[{n}]").first.click()
+    panel = chat.page.locator("#side-view-content")
+    panel.wait_for(timeout=30_000)
+    return panel
+
+
+def _shows_only(panel: Any, n: int) -> None:
+    """The panel holds one source, the n-th of the scripted two."""
+    text = panel.inner_text()
+    assert panel.evaluate("el => el.childElementCount") == 1, text
+    wanted, other = (FIRST_TITLE, XSS_TITLE) if n == 1 else (XSS_TITLE, FIRST_TITLE)
+    assert wanted in text and other not in text, text
+    assert re.search(rf"\[{n}\]", text), text
+
+
+def _escape_closes(chat: ChatPage) -> None:
+    chat.page.keyboard.press("Escape")
+    chat.page.locator("#side-view-content").wait_for(state="detached", timeout=10_000)
+
+
+@pytest.mark.parametrize("phone", [False, True], ids=["desktop", "phone"])
+def test_the_source_panel_opens_only_on_a_click_with_the_clicked_source(
+        browser: Any, fake_server: Server, phone: bool) -> None:
+    chat = _chat(browser, fake_server, phone)
+    try:
+        _reset_frames(chat)
+        answer = chat.ask("Does IQ predict health?")
+        _settled(chat)
+        _no_panel_since_reset(chat, "after the first answer")
+
+        panel = _open(chat, answer, 2)  # a click opens exactly the clicked source
+        _shows_only(panel, 2)
+        chat.page.wait_for_timeout(700)  # the sheet slides in
+        chat.screenshot(f"panel_clicked_{'phone' if phone else 'desktop'}.png")
+        _escape_closes(chat)
+
+        panel = _open(chat, answer, 1)
+        _shows_only(panel, 1)
+        _escape_closes(chat)
+
+        _reset_frames(chat)
+        second = chat.ask("Does IQ predict health in old age?")
+        _settled(chat)
+        _no_panel_since_reset(chat, "after the second answer")
+        _shows_only(_open(chat, second, 1), 1)  # the second answer's [1], alone
+        _escape_closes(chat)
+
+        if phone:  # the phone page stays at "/": open the conversation's own address
+            got = chat.page.request.post(chat.base_url + "/project/threads", data={
+                "pagination": {"first": 5}, "filter": {}})
+            assert got.ok, got.status
+            chat.page.goto(f"{chat.base_url}/thread/{got.json()['data'][0]['id']}")
+        else:
+            assert THREAD_PATH.search(urlsplit(chat.page.url).path), chat.page.url
+            chat.page.reload()
+        chat.page.wait_for_selector("#chat-input", timeout=60_000)
+        _reset_frames(chat)
+        chat.answers().nth(1).wait_for(timeout=60_000)
+        _settled(chat)
+        _no_panel_since_reset(chat, "after reopening the conversation")
+        _shows_only(_open(chat, chat.answers().nth(0), 2), 2)
+        chat.page.wait_for_timeout(700)
+        chat.screenshot(f"panel_reopened_{'phone' if phone else 'desktop'}.png")
+        _escape_closes(chat)
+    finally:
+        chat.close()
