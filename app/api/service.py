@@ -31,6 +31,29 @@ log = logging.getLogger("app.api")
 
 API_PREFIXES = ("/api/", "/v1/")
 DOCS_URL = "/api/docs"
+OPENAPI_URL = "/api/openapi.json"
+DOCS_ASSETS = "/api/docs/assets"
+
+
+def add_offline_docs(app: FastAPI) -> None:
+    """Swagger UI at /api/docs from the swagger-ui-bundle-v2 package's own files: the page
+    fetches nothing from another host (FastAPI's default loads it from a CDN)."""
+    from fastapi.openapi.docs import get_swagger_ui_html
+    from starlette.responses import HTMLResponse
+    from starlette.routing import Mount
+    from starlette.staticfiles import StaticFiles
+    from swagger_ui_bundle import swagger_ui_path
+
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url=OPENAPI_URL, title="PubMed assistant API",
+            swagger_js_url=f"{DOCS_ASSETS}/swagger-ui-bundle.js",
+            swagger_css_url=f"{DOCS_ASSETS}/swagger-ui.css",
+            swagger_favicon_url="/favicon")
+
+    app.router.routes.append(Mount(DOCS_ASSETS, app=StaticFiles(directory=swagger_ui_path),
+                                   name="api-docs-assets"))
+    app.add_api_route(DOCS_URL, docs, include_in_schema=False, response_class=HTMLResponse)
 
 
 def default_factory(cfg: Config) -> Callable[[], AssistantLike]:
@@ -69,7 +92,8 @@ def service_app() -> FastAPI:
     app = FastAPI(title="PubMed assistant API", version="1",
                   description="Questions answered from indexed PubMed abstracts, with citations "
                   "(docs/api.md). Keys: `Authorization: Bearer KEY` on a shared server.",
-                  docs_url=DOCS_URL, openapi_url="/api/openapi.json", redoc_url=None)
+                  docs_url=None, openapi_url=OPENAPI_URL, redoc_url=None)
+    add_offline_docs(app)
     app.include_router(routes.router)
     app.include_router(openai_compat.router)
     app.router.routes.append(mcp_server.http_route(mcp_server.build_mcp()))
