@@ -42,7 +42,7 @@ class Conversations:
             raise HTTPException(404, "chat history is off on this server (history.enabled)")
         return store
 
-    async def list(self, user: str) -> list[dict[str, Any]]:
+    async def of_user(self, user: str) -> list[dict[str, Any]]:
         rows = await self.store().execute_sql(
             'SELECT "id", "name", "createdAt" AS created_at FROM threads '
             'WHERE "userIdentifier" = :user ORDER BY "createdAt" DESC LIMIT 200', {"user": user})

@@ -65,6 +65,21 @@ class _Filtered:
             yield event
 
 
+class Ticket:
+    """An admitted API question's place (:meth:`Engine.admit`), given back once."""
+
+    def __init__(self, engine: Engine) -> None:
+        self._engine: Engine | None = engine
+
+    def release(self) -> None:
+        if self._engine is not None:
+            self._engine._admitted -= 1  # noqa: SLF001
+            self._engine = None
+
+    def __del__(self) -> None:  # a request that ended before its answer began
+        self.release()
+
+
 class Engine:
     def __init__(self, cfg: Config, backend: Backend, *, model_label: str,
                  wait_for_load: bool = False) -> None:
@@ -72,6 +87,8 @@ class Engine:
         self.backend = backend
         self.model_label = model_label
         self.wait_for_load = wait_for_load  # one client (MCP over stdio): wait, not 503
+        self._admitted = 0  # API questions admitted and not finished
+        self._registered = 0  # of those, the ones in the backend's queue now
 
     # ---- state -------------------------------------------------------------------------------
     def index_state(self) -> str:
@@ -104,14 +121,22 @@ class Engine:
         raise HTTPException(503, "the index and the model are loading; try again shortly",
                             headers={"Retry-After": str(LOAD_RETRY_S)})
 
-    def admit(self) -> None:
-        """429 when ``api.max_queue`` questions are waiting or being answered already."""
-        queued = self.backend.queue_length
+    def queue_length(self) -> int:
+        """Questions waiting or being answered: the chat's and the API's in the backend's queue,
+        and the API's admitted but not there yet (so a burst is counted as it arrives)."""
+        return self.backend.queue_length - self._registered + self._admitted
+
+    def admit(self) -> Ticket:
+        """A place in the queue, or 429 when ``api.max_queue`` questions are waiting or being
+        answered already. The ticket is given back when the answer ends (or never starts)."""
+        queued = self.queue_length()
         if queued >= self.cfg.api.max_queue:
             wait = max(1, math.ceil(queued * TYPICAL_ANSWER_S))
             raise HTTPException(429, f"the answer queue is full ({queued} questions waiting or "
                                 "being answered); try again later",
                                 headers={"Retry-After": str(wait)})
+        self._admitted += 1
+        return Ticket(self)
 
     def question(self, text: str, field: str = "question") -> str:
         try:
@@ -120,16 +145,27 @@ class Engine:
             raise field_error((field,), str(err)) from None
 
     # ---- answering ---------------------------------------------------------------------------
-    async def events(self, assistant: AssistantLike, question: str, mode: str,
+    async def events(self, ticket: Ticket, assistant: AssistantLike, question: str, mode: str,
                      history: list[QA], filters: Filters | None,
                      on_wait: Callable[[int], Any] | None = None) -> AsyncIterator[Any]:
         """The answer's events, after waiting for this request's turn in the queue. Leaving the
         iteration early (a client gone) cancels the answer or the place in the queue."""
-        async with self.backend.turn(on_wait=on_wait):
-            async with self.backend.stream(_Filtered(assistant, filters), question, mode,
-                                           history) as events:
-                async for event in events:
-                    yield event
+        granted = False
+        self._registered += 1
+        try:
+            async with self.backend.turn(on_wait=on_wait):
+                granted = True
+                async with self.backend.stream(_Filtered(assistant, filters), question, mode,
+                                               history) as events:
+                    async for event in events:
+                        yield event
+        except (asyncio.CancelledError, GeneratorExit):
+            log.info("API: the client went away %s", "during its answer: the answer is stopped"
+                     if granted else "while waiting: its place in the queue is freed")
+            raise
+        finally:
+            self._registered -= 1
+            ticket.release()
 
     # ---- retrieval without the model ----------------------------------------------------------
     async def search(self, query: str, filters: Filters | None, k: int) -> tuple[str, Filters,

@@ -140,11 +140,15 @@ def build_mcp() -> FastMCP:
                                 f"{', '.join(mode_names())}")
             text = ctx.engine.question(question)
             turns = [(t.question, t.answer) for t in history or []]
-            ctx.engine.admit()
-            assistant = await ctx.engine.assistant()
+            ticket = ctx.engine.admit()
+            try:
+                assistant = await ctx.engine.assistant()
+            except HTTPException:
+                ticket.release()
+                raise
             result = None
             async for event in ctx.engine.events(
-                    assistant, text, mode or ctx.cfg.chains.mode, turns,
+                    ticket, assistant, text, mode or ctx.cfg.chains.mode, turns,
                     filters.to_filters() if filters else None):
                 if isinstance(event, DoneEvent):
                     result = event.result

@@ -159,13 +159,17 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
         if len(history) > ctx.cfg.api.max_history_turns:
             raise field_error(("messages",), f"at most {ctx.cfg.api.max_history_turns} earlier "
                               "turns (api.max_history_turns)")
-        ctx.engine.admit()
-        assistant = await ctx.engine.assistant()
+        ticket = ctx.engine.admit()
+        try:
+            assistant = await ctx.engine.assistant()
+        except HTTPException:
+            ticket.release()
+            raise
     except (HTTPException, RequestValidationError) as err:
         return _from_exception(err)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"
     created = int(time.time())
-    events = ctx.engine.events(assistant, question, mode, history, None)
+    events = ctx.engine.events(ticket, assistant, question, mode, history, None)
     if body.stream:
         return EventSourceResponse(_chunks(events, completion_id, created, body.model),
                                    ping=15, sep="\n")

@@ -14,7 +14,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from app.api.access import Caller
 from app.api.context import ApiContext, caller, context
-from app.api.engine import EXPORT_MIME, export_text, field_error
+from app.api.engine import EXPORT_MIME, Ticket, export_text, field_error
 from app.api.schemas import (
     AnswerRecord,
     Article,
@@ -61,9 +61,9 @@ async def ready(ctx: Ctx, response: Response) -> Ready:
         reason = (f"the assistant cannot start: {engine.backend.load_error}"
                   if engine.backend.load_error else "the index and the model are loading")
         response.status_code = 503
-    return Ready(ready=loaded, reason=reason, index=state,  # type: ignore[arg-type]
+    return Ready(ready=loaded, reason=reason, index=state,
                  model_loaded=loaded, model=engine.model_label,
-                 queue=engine.backend.queue_length, max_queue=ctx.cfg.api.max_queue)
+                 queue=engine.queue_length(), max_queue=ctx.cfg.api.max_queue)
 
 
 def _sse(event: str, data: Any) -> ServerSentEvent:
@@ -77,7 +77,7 @@ def _brief(source: Source) -> dict[str, Any]:
 
 
 async def prepare_ask(ctx: ApiContext, who: Caller, body: AskRequest
-                      ) -> tuple[Any, str, str, list[tuple[str, str]]]:
+                      ) -> tuple[Ticket, Any, str, str, list[tuple[str, str]]]:
     """Everything checked before any answer starts (so errors keep their status codes): the
     question, the history's size, the conversation's owner, the queue, the loaded assistant."""
     question = ctx.engine.question(body.question)
@@ -91,15 +91,19 @@ async def prepare_ask(ctx: ApiContext, who: Caller, body: AskRequest
             raise field_error(("history",), "give either history or conversation_id, not both")
         history = await ctx.conversations.history(who.user, body.conversation_id,
                                                   ctx.cfg.chains.conversation_depth or limit)
-    ctx.engine.admit()
-    assistant = await ctx.engine.assistant()
-    return assistant, question, mode, history
+    ticket = ctx.engine.admit()
+    try:
+        assistant = await ctx.engine.assistant()
+    except BaseException:
+        ticket.release()
+        raise
+    return ticket, assistant, question, mode, history
 
 
 @router.post("/ask", response_model=AnswerRecord, responses=ERRORS,
              summary="answer a question: the whole answer record, or Server-Sent Events")
 async def ask(body: AskRequest, ctx: Ctx, who: Who, request: Request) -> Any:
-    assistant, question, mode, history = await prepare_ask(ctx, who, body)
+    ticket, assistant, question, mode, history = await prepare_ask(ctx, who, body)
     filters = body.filters.to_filters() if body.filters else None
 
     async def finish(result: AnswerResult) -> None:
@@ -107,9 +111,10 @@ async def ask(body: AskRequest, ctx: Ctx, who: Who, request: Request) -> Any:
             await ctx.conversations.add(who.user, body.conversation_id, question, result, mode)
 
     if body.stream:
-        return EventSourceResponse(_ask_events(ctx, assistant, question, mode, history, filters,
-                                               finish), ping=15, sep="\n")
-    task = asyncio.ensure_future(_answer(ctx, assistant, question, mode, history, filters))
+        return EventSourceResponse(_ask_events(ctx, ticket, assistant, question, mode, history,
+                                               filters, finish), ping=15, sep="\n")
+    task = asyncio.ensure_future(_answer(ctx, ticket, assistant, question, mode, history,
+                                         filters))
     while not task.done():  # a client gone while waiting or answering frees its place at once
         done, _ = await asyncio.wait({task}, timeout=0.5)
         if not done and await request.is_disconnected():
@@ -120,10 +125,10 @@ async def ask(body: AskRequest, ctx: Ctx, who: Who, request: Request) -> Any:
     return answer_record(result)
 
 
-async def _answer(ctx: ApiContext, assistant: Any, question: str, mode: str,
+async def _answer(ctx: ApiContext, ticket: Ticket, assistant: Any, question: str, mode: str,
                   history: list[tuple[str, str]], filters: Any) -> AnswerResult:
     result: AnswerResult | None = None
-    async for event in ctx.engine.events(assistant, question, mode, history, filters):
+    async for event in ctx.engine.events(ticket, assistant, question, mode, history, filters):
         if isinstance(event, DoneEvent):
             result = event.result
     if result is None:
@@ -131,39 +136,59 @@ async def _answer(ctx: ApiContext, assistant: Any, question: str, mode: str,
     return result
 
 
-async def _ask_events(ctx: ApiContext, assistant: Any, question: str, mode: str,
+async def _ask_events(ctx: ApiContext, ticket: Ticket, assistant: Any, question: str, mode: str,
                       history: list[tuple[str, str]], filters: Any, finish: Any
                       ) -> AsyncIterator[ServerSentEvent]:
-    waits: asyncio.Queue[int] = asyncio.Queue()
+    """The answer as events; while the question waits its turn, ``queued`` events say how many
+    come first. The answer runs in a task of its own: a client gone cancels it (and its place
+    in the queue) at once."""
+    out: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
 
     async def on_wait(ahead: int) -> None:
-        waits.put_nowait(ahead)
+        out.put_nowait(("queued", ahead))
 
+    async def pump() -> None:
+        try:
+            async for event in ctx.engine.events(ticket, assistant, question, mode, history,
+                                                 filters, on_wait):
+                out.put_nowait(("event", event))
+            out.put_nowait(("end", None))
+        except asyncio.CancelledError:
+            raise
+        except BaseException as err:  # noqa: BLE001 - said in the stream
+            out.put_nowait(("error", err))
+
+    task = asyncio.ensure_future(pump())
     try:
-        events = ctx.engine.events(assistant, question, mode, history, filters, on_wait)
-        async for event in events:
-            while not waits.empty():
-                yield _sse("queued", {"ahead": waits.get_nowait()})
-            if isinstance(event, PreparedEvent):
-                yield _sse("search", {"searched_question": event.searched_question,
-                                      "sub_queries": event.sub_queries, "filters": event.filters,
-                                      "rewrite": event.rewrite})
-                for source in event.sources:
+        while True:
+            kind, item = await out.get()
+            if kind == "end":
+                return
+            if kind == "queued":
+                yield _sse("queued", {"ahead": item})
+            elif kind == "error":
+                status = item.status_code if isinstance(item, HTTPException) else 500
+                detail = item.detail if isinstance(item, HTTPException) else (
+                    str(item) or type(item).__name__)
+                yield _sse("error", {"status": status, "detail": detail})
+                return
+            elif isinstance(item, PreparedEvent):
+                yield _sse("search", {"searched_question": item.searched_question,
+                                      "sub_queries": item.sub_queries, "filters": item.filters,
+                                      "rewrite": item.rewrite})
+                for source in item.sources:
                     for span in source.evidence:
                         yield _sse("finding", {"n": source.n, "pmid": source.pmid,
                                                "text": span.text, "section": span.section})
-                yield _sse("sources", [_brief(s) for s in event.sources])
-            elif isinstance(event, TokenEvent):
-                yield _sse("token", {"text": event.text})
-            elif isinstance(event, DoneEvent):
-                await finish(event.result)
-                yield _sse("result", answer_record(event.result).model_dump(mode="json"))
-    except HTTPException as err:
-        yield _sse("error", {"status": err.status_code, "detail": err.detail})
-    except asyncio.CancelledError:
-        raise
-    except Exception as err:  # the stream has started: the error is an event, not a status
-        yield _sse("error", {"status": 500, "detail": str(err) or type(err).__name__})
+                yield _sse("sources", [_brief(s) for s in item.sources])
+            elif isinstance(item, TokenEvent):
+                yield _sse("token", {"text": item.text})
+            elif isinstance(item, DoneEvent):
+                await finish(item.result)
+                yield _sse("result", answer_record(item.result).model_dump(mode="json"))
+    finally:
+        if not task.done():
+            task.cancel()  # the client is gone: the answer (or the wait) stops on its own
 
 
 @router.post("/search", response_model=SearchResponse, responses=ERRORS,
@@ -203,7 +228,7 @@ async def export(ctx: Ctx, who: Who,
 @router.get("/conversations", response_model=list[ConversationSummary], responses=ERRORS,
             summary="your stored conversations (the key's user)")
 async def conversations(ctx: Ctx, who: Who) -> Any:
-    return await ctx.conversations.list(who.user)
+    return await ctx.conversations.of_user(who.user)
 
 
 @router.post("/conversations", response_model=ConversationSummary, responses=ERRORS,
