@@ -89,11 +89,15 @@ class Conversations:
         asked = _now()
         await write(store, {"id": str(uuid.uuid4()), "threadId": conversation_id,
                             "name": user, "type": "user_message", "output": question,
-                            "createdAt": asked, "start": asked, "end": asked, "metadata": {}})
+                            "streaming": False, "isError": False, "createdAt": asked,
+                            "start": asked, "end": asked, "metadata": {}})
         done = _now()
         await write(store, {"id": str(uuid.uuid4()), "threadId": conversation_id,
                             "name": "Assistant", "type": "assistant_message",
-                            "output": result.answer, "createdAt": done, "start": done,
+                            "output": result.answer, "streaming": False, "isError": False,
+                            "createdAt": done, "start": done,
                             "end": done, "metadata": {
                                 ANSWER_KEY: answer_record(question, result, mode, self.cfg)}})
         await store.update_thread(conversation_id, metadata={MODE_KEY: mode})
+        if store.problem:  # execute_sql reports instead of raising
+            raise HTTPException(503, f"the answer could not be stored: {store.problem}")

@@ -184,7 +184,10 @@ async def _ask_events(ctx: ApiContext, ticket: Ticket, assistant: Any, question:
             elif isinstance(item, TokenEvent):
                 yield _sse("token", {"text": item.text})
             elif isinstance(item, DoneEvent):
-                await finish(item.result)
+                try:
+                    await finish(item.result)
+                except HTTPException as err:  # answered, but not stored: said, then the answer
+                    yield _sse("error", {"status": err.status_code, "detail": err.detail})
                 yield _sse("result", answer_record(item.result).model_dump(mode="json"))
     finally:
         if not task.done():
