@@ -52,8 +52,7 @@ def indexed(small_retriever: Any, url: str) -> bool:
 # ---- the OpenAI-compatible door --------------------------------------------------------------
 def test_openai_client_gets_a_cited_answer_whose_sources_are_indexed_pubmed_articles(
         server: Server, small_retriever: Any) -> None:
-    """Mutations: citations list emptied (``_extras`` returns []) -> fails; the [n] markers
-    stripped from the content -> fails; /v1/models built from a fixed list -> fails."""
+    """Mutation: /v1/models built from the first row of MODE_TABLE only -> fails on the list."""
     import openai
 
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused-on-a-laptop")
@@ -69,9 +68,8 @@ def test_openai_client_gets_a_cited_answer_whose_sources_are_indexed_pubmed_arti
 
 
 def test_openai_client_streams_a_cited_answer(server: Server, small_retriever: Any) -> None:
-    """Mutations: the stream sends only the final chunk (tokens not forwarded) -> fails on the
-    chunk count; no ``citations`` on the last chunk -> fails; no ``[DONE]`` -> the client hangs
-    (the bound fails it)."""
+    """Mutation: the answer's tokens not forwarded (all text in the final chunk) -> fails on
+    the chunk count."""
     import openai
 
     client = openai.OpenAI(base_url=f"{server.url}/v1", api_key="unused", timeout=600)
@@ -108,10 +106,9 @@ def test_a_follow_up_through_chat_completions_keeps_its_topic(server: Server) ->
 # ---- the JSON API ---------------------------------------------------------------------------
 def test_api_ask_returns_the_same_sources_and_verdict_as_ask_json(
         server: Server, http: httpx.Client, tmp_path: Path) -> None:
-    """One record for CLI and API. Mutations: the API's record built without the sources'
-    links (``source_record`` drops them) -> fails on the keys; ``ask --json`` back to its old
-    field list (no design/doi/pmc/retracted) -> fails; filters of the request ignored ->
-    the filtered ask returns years outside the range."""
+    """One record for CLI and API. Mutations: ``ask --json`` printing ``result.model_dump()``
+    instead of the record -> fails (no references, links); the request's filters not set for
+    the answer (``_Filtered.astream`` without ``set_for_task``) -> sources outside the years."""
     cfg_file = server.log_path.parent / "cfg.yaml"
     cli = subprocess.run([sys.executable, "-m", "app", "--config", str(cfg_file), "ask", "--json",
                           QUESTION], capture_output=True, text=True, timeout=600, check=True)
@@ -158,9 +155,7 @@ def test_api_ask_streams_search_findings_sources_tokens_and_the_result(
 
 def test_search_articles_and_export_need_no_model_and_carry_pubmed_records(
         http: httpx.Client, small_retriever: Any) -> None:
-    """Mutations: /search without the per-retriever ranks (``ranks`` dropped) -> fails;
-    /articles returning the chunk rather than the whole abstract -> fails; export ignoring
-    ``format`` -> fails."""
+    """Mutation: export ignoring ``format`` (always RIS) -> fails on the BibTeX file."""
     found = http.post("/api/v1/search", json={"query": "methylphenidate ADHD children",
                                               "k": 5}).json()
     assert found["hybrid"] is True and len(found["hits"]) == 5
@@ -206,9 +201,8 @@ def test_ready_says_hybrid_model_loaded_and_the_queue(http: httpx.Client) -> Non
 ])
 def test_a_bad_request_is_a_422_naming_the_field(http: httpx.Client, body: dict[str, Any],
                                                  field: str, words: str) -> None:
-    """Mutations: ``check_mode`` accepting any mode -> the mode case is answered 200; the
-    question's length unchecked (``Engine.question`` returns the text) -> the long case is 200;
-    FilterSpec without ``extra="forbid"`` -> the unknown filter is 200."""
+    """Mutation: ``check_mode`` accepting any mode -> the mode case fails (a 500 from the
+    chain's own check instead of a 422 naming the field)."""
     resp = http.post("/api/v1/ask", json=body)
     assert resp.status_code == 422, resp.text
     errors = resp.json()["detail"]
@@ -216,7 +210,7 @@ def test_a_bad_request_is_a_422_naming_the_field(http: httpx.Client, body: dict[
 
 
 def test_unknown_pmid_is_404_and_a_malformed_one_422(http: httpx.Client) -> None:
-    """Mutation: ``Engine.article`` returning an empty record for no chunks -> 200."""
+    """Mutation: ``Engine.article`` returning an empty record for no chunks -> fails."""
     resp = http.get("/api/v1/articles/1")
     assert resp.status_code == 404 and "PMID 1 is not in the index" in resp.json()["detail"]
     resp = http.get("/api/v1/articles/abc")
@@ -301,9 +295,7 @@ def test_a_client_leaving_the_queue_frees_its_place(server: Server) -> None:
 # ---- MCP over streamable HTTP -------------------------------------------------------------------
 def test_mcp_client_over_http_lists_the_tools_and_calls_ask_and_get_article(
         server: Server, small_retriever: Any) -> None:
-    """Mutations: a tool left out of ``build_mcp`` -> the list differs; ``ask`` returning the
-    answer without its sources -> fails; the MCP route not mounted on the chat server -> the
-    client cannot connect."""
+    """Mutation: ``export_citations`` registered under another name -> the tool list differs."""
     from mcp import ClientSession
     from mcp.client.streamable_http import streamablehttp_client
 
