@@ -1,9 +1,10 @@
 """The chat stays usable while API clients load the same server: ``python -m app bench api`` (4
 clients here; the 20-client figures are in docs/api.md) runs against ``python -m app serve`` on
 the small test index with the default model, and a user asks a question in the chat, in
-Chromium, meanwhile. Mutation checked: the API given a Backend of its own (a second assistant,
-``install_on_chainlit`` passed a new ``Backend``) -> the server loads the model twice (its log
-says so twice) and the test fails on that count."""
+Chromium, meanwhile. Mutation checked: the API not mounted on the chat server
+(``install_on_chainlit`` returning at once) -> the bench's clients never queue (the chat's page
+answers /api/v1/ready) and the test fails. The model is loaded once (the server's log says so
+once) for the chat and the API."""
 
 from __future__ import annotations
 

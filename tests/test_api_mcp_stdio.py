@@ -21,9 +21,7 @@ QUESTION = "Does methylphenidate help children with ADHD?"
 
 def test_mcp_over_stdio_lists_four_tools_and_answers_with_pubmed_sources(
         small_index_cfg: Any, small_retriever: Any, tmp_path: Path) -> None:
-    """Mutations: stdout not kept for the protocol (``os.dup2(2, 1)`` removed, and a native
-    library writing to it) -> the client cannot parse; ``export_citations`` not registered ->
-    the tool list differs; ``get_article`` returning another article -> fails on the PMID."""
+    """Mutation: ``export_citations`` registered under another name -> the tool list differs."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 

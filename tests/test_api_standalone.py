@@ -31,8 +31,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 
 def test_without_an_index_questions_get_503_with_the_reason(server: Server) -> None:
-    """Mutations: ``Engine.assistant`` awaiting the load instead of answering 503 -> the request
-    hangs (its bound fails it) or 500s; the reason left out -> fails on the message."""
+    """Mutation: the 503 without its reason (a bare "unavailable") -> fails on the message."""
     with httpx.Client(base_url=server.url, timeout=60) as http:
         ready = http.get("/api/v1/ready")
         assert ready.status_code == 503
