@@ -276,7 +276,11 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         if history is not None:  # the run's own history, never the user's
             config_path = str(write_config(cfg, folder / "bench_cfg.yaml",
                                            {"history": {"folder": str(history)},
-                                            "api": {"max_queue": max(32, args.clients * 2)}}))
+                                            # the queue is measured, not the per-address
+                                            # rate limit (every client here is 127.0.0.1)
+                                            "api": {"max_queue": max(32, args.clients * 2),
+                                                    "rate_burst": 1000,
+                                                    "rate_limit_per_minute": 6000}}))
         server = ServerProcess(config_path, folder / "server.log")
         url = server.url
     try:
