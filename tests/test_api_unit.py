@@ -148,3 +148,31 @@ def test_an_api_typo_in_cfg_yaml_names_the_key() -> None:
         load_config(overrides={"api": {"max_queu": 3}})
     with pytest.raises(ConfigError, match=r"api\.cors_origins"):
         load_config(overrides={"api": {"cors_origins": ["example.org"]}})
+
+
+def test_cors_headers_only_for_listed_origins_on_the_api_paths() -> None:
+    """CORS is off unless configured. Mutation: ``ApiCors._allowed`` answering True -> the
+    unlisted page gets an Access-Control-Allow-Origin header."""
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+    from starlette.testclient import TestClient
+
+    from app.api.service import ApiCors
+
+    async def hello(_: object) -> PlainTextResponse:
+        return PlainTextResponse("ok")
+
+    app = Starlette(routes=[Route("/api/v1/health", hello), Route("/other", hello)])
+    client = TestClient(ApiCors(app, origins=["https://nb.example.org"]))
+    listed = {"origin": "https://nb.example.org"}
+    pre = client.options("/api/v1/health", headers={**listed,
+                                                    "access-control-request-method": "POST"})
+    assert pre.status_code == 204
+    assert pre.headers["access-control-allow-origin"] == "https://nb.example.org"
+    assert "Authorization" in pre.headers["access-control-allow-headers"]
+    got = client.get("/api/v1/health", headers=listed)
+    assert got.headers["access-control-allow-origin"] == "https://nb.example.org"
+    other = client.get("/api/v1/health", headers={"origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in other.headers
+    assert "access-control-allow-origin" not in client.get("/other", headers=listed).headers
