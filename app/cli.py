@@ -96,9 +96,21 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "record a fixed set of real answers, or compare two recordings token for token",
                 "bench.recorded",
             ),
+            "api": (
+                "many API clients at once (and chat users) through the real server: all "
+                "answered, own sources, no mixed histories, p50/p95, peak RSS",
+                "bench.api",
+            ),
         },
     ),
-    "serve": ("start the Chainlit chat at http://localhost:8000", "app.serve"),
+    "serve": ("start the Chainlit chat at http://localhost:8000 (and the API beside it)",
+              "app.serve"),
+    "api": ("serve the HTTP API, OpenAI-compatible endpoint and MCP alone (no chat)",
+            "app.api.service"),
+    "mcp": ("the MCP tools over stdio (for an MCP client that starts the server)",
+            "app.api.mcp_stdio"),
+    "keys": ("API keys: add NAME --user USER (printed once), list, revoke NAME",
+             "app.api.keys"),
     "feedback": (
         "the ratings given in the chat",
         {

@@ -137,6 +137,20 @@ class Backend:
     def busy(self) -> bool:
         return self._slot.locked()
 
+    @property
+    def load_error(self) -> str | None:
+        """Why the last load failed (None: loaded, loading or not started); the next
+        :meth:`assistant` call tries again."""
+        f = self._loading
+        if f is None or not f.done() or f.cancelled() or f.exception() is None:
+            return None
+        return str(f.exception())
+
+    @property
+    def queue_length(self) -> int:
+        """Requests waiting for the slot or holding it (what the API's 429 is decided on)."""
+        return self.ahead()
+
     async def _load_on_worker(self) -> AssistantLike:
         return self._factory()
 

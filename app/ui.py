@@ -100,6 +100,9 @@ def _served() -> bool:
 if _served():  # history (a database) and sign-in (ui.auth): docs/history.md
     saved.install(app_config)
     auth.install(app_config())
+    from app.api.service import install_on_chainlit  # noqa: E402 - the API on this backend
+
+    install_on_chainlit(backend, app_config)  # docs/api.md
 
 
 @cl.on_app_startup

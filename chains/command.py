@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from chains.modes import mode_names
 from chains.question_checks import parse_history, validate_question
+from chains.record import record_json
 from chains.references import EXPORTS, vancouver_list
 from chains.result import AnswerResult, DoneEvent, TokenEvent
 from ingest.text import strip_unsafe
@@ -21,12 +22,6 @@ from settings.config import Config
 
 if TYPE_CHECKING:
     from chains.assistant import Assistant
-
-JSON_SOURCE_FIELDS = (
-    "n", "pmid", "title", "url", "year", "journal", "authors", "confidence", "passage",
-    "abstract", "evidence", "rrf_score", "fused_score", "ranks", "stance", "stance_sentence",
-    "addresses",
-)  # fmt: skip
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,9 +43,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def result_json(result: AnswerResult) -> dict[str, Any]:
-    data = result.model_dump()
-    data["sources"] = [{k: s.model_dump()[k] for k in JSON_SOURCE_FIELDS} for s in result.sources]
-    return data
+    """The answer record (:mod:`chains.record`), the same the HTTP API returns."""
+    return record_json(result)
 
 
 def format_findings(result: AnswerResult) -> str:

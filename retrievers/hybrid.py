@@ -42,6 +42,7 @@ from retrievers.fusion import (
     retracted_last,
 )
 from retrievers.keywords import keyword_query
+from retrievers.request_filters import with_request_filters
 from retrievers.service import CorpusWords, Retrieval, SearchBackend
 from settings.config import Config
 
@@ -310,6 +311,10 @@ class HybridRetriever(EnsembleRetriever):
 
     # -- fusion ---------------------------------------------------------------------------------
     def _prepare(self, question: str, filters: Filters | None) -> tuple[str, Filters]:
+        query, found = self._parse(question, filters)
+        return query, with_request_filters(found)  # and a caller's own (the HTTP API's)
+
+    def _parse(self, question: str, filters: Filters | None) -> tuple[str, Filters]:
         if filters is not None:
             return question, filters
         if not self.parse_filters:

@@ -355,6 +355,37 @@ class HistoryConfig(_Section):
         return url
 
 
+class ApiConfig(_Section):
+    """The HTTP API, the OpenAI-compatible endpoint and the MCP server (docs/api.md), served by
+    ``python -m app serve`` beside the chat and by ``python -m app api`` alone."""
+
+    enabled: bool = Field(True, description="serve the API beside the chat")
+    # auto: keys needed when ui.auth is password or the server listens beyond loopback;
+    # always: keys needed everywhere
+    require_keys: Literal["auto", "always"] = "auto"
+    keys_file: str | None = Field(
+        None, description="hashed API keys; null: api_keys.json in history.folder"
+    )
+    rate_limit_per_minute: int = Field(60, ge=1, description="requests per key per minute")
+    rate_burst: int = Field(20, ge=1, description="requests a key may send at once")
+    max_queue: int = Field(
+        32, ge=1, description="questions waiting or being answered; one more is refused (429)"
+    )
+    max_history_turns: int = Field(20, ge=0, description="earlier turns a request may carry")
+    cors_origins: list[str] = Field(
+        default_factory=list,
+        description="web pages (origins) that may call the API from a browser; empty: none",
+    )
+
+    @field_validator("cors_origins")
+    @classmethod
+    def _origins(cls, origins: list[str]) -> list[str]:
+        for origin in origins:
+            if origin != "*" and not origin.startswith(("http://", "https://")):
+                raise ValueError(f"an origin is scheme://host[:port] (got {origin!r})")
+        return [o.rstrip("/") for o in origins]
+
+
 class Config(_Section):
     corpus: CorpusConfig = Field(default_factory=CorpusConfig)
     index: IndexConfig = Field(default_factory=IndexConfig)
@@ -367,6 +398,7 @@ class Config(_Section):
     ui: UIConfig = Field(default_factory=UIConfig)
     history: HistoryConfig = Field(default_factory=HistoryConfig)
     library: LibraryConfig = Field(default_factory=LibraryConfig)
+    api: ApiConfig = Field(default_factory=ApiConfig)
 
     root: Path = Field(
         REPO_ROOT, exclude=True, description="paths in the file resolve against this"

@@ -30,6 +30,8 @@ def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = N
         data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
     data["history"]["folder"] = str(cfg.resolve(cfg.history.folder))
     data["ui"]["users_file"] = str(cfg.resolve(cfg.ui.users_file))
+    if cfg.api.keys_file:
+        data["api"]["keys_file"] = str(cfg.resolve(cfg.api.keys_file))
     for section, values in (overrides or {}).items():
         backend = values.get("backend") if section == "llm" else None
         if backend in LLM_SECTIONS and backend != data["llm"]["backend"]:  # the shared keys stay
