@@ -51,6 +51,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "two-turn conversations: the follow-up's hit@k and MRR with and without history",
                 "eval.followups",
             ),
+            "conversations": (
+                "conversations of 3-4 turns: each later turn's hit@k and MRR asked with the "
+                "conversation, and how close the searched question is to the ideal standalone one",
+                "eval.conversations",
+            ),
             "designs": (
                 "study-design rules: precision and recall per design against indexers' labels",
                 "eval.designs",

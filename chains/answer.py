@@ -155,6 +155,18 @@ def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
     return list(dict.fromkeys(w for c in question_concepts(question, corpus) for w in c.absent))
 
 
+def filters_note(filters: dict[str, Any]) -> str:
+    """What a refused question with filters is told: which filters applied, and to try
+    without them (they may be what left nothing)."""
+    from retrievers.filters import Filters
+
+    try:
+        described = Filters(**filters).describe()
+    except (TypeError, ValueError):
+        described = ", ".join(f"{k} = {v}" for k, v in filters.items())
+    return f"No indexed abstract on this matches the filters ({described}); try without them."
+
+
 def make_stream_step(
     answer: Runnable[Any, Any],
     refusal: str,
@@ -186,6 +198,8 @@ def make_stream_step(
             )
             absent = absent_words(turn["question"], corpus)
             said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
+            if filters and not absent:  # the filters may be what emptied the result: say so
+                said = f"{said} {filters_note(filters)}"
             yield TokenEvent(text=said)
             yield DoneEvent(
                 result=AnswerResult(
