@@ -56,6 +56,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "conversation, and how close the searched question is to the ideal standalone one",
                 "eval.conversations",
             ),
+            "multiquery": (
+                "multi-query retrieval from stored model outputs: every parsed line vs the "
+                "sub-queries kept (hit@k, MRR)",
+                "eval.multi_query",
+            ),
             "designs": (
                 "study-design rules: precision and recall per design against indexers' labels",
                 "eval.designs",
