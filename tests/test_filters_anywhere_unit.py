@@ -15,6 +15,8 @@ from retrievers.filters import parse_filters
     [
         ("What did studies after 2020 find about AI reading chest X-rays?",
          "What did find about AI reading chest X-rays?", "year >= 2021"),
+        ("Do studies after 2020 support AI reading chest X-rays?",
+         "Do support AI reading chest X-rays?", "year >= 2021"),
         ("What did papers since 2019 report on fluoride and IQ?",
          "What did report on fluoride and IQ?", "year >= 2019"),
         ("Which studies before 2016 looked at lead and IQ?", "Which looked at lead and IQ?",
