@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app.config import Config, LLMConfig
+from app.config import Config
 
 STIMULANTS = "Are stimulant medications effective for ADHD in children?"
 ADULTS = "what about adults?"
@@ -23,7 +23,9 @@ CHATTER = "These are all related to the same topic but in different ways."
 def assistant(small_index_cfg: Config, small_retriever):  # noqa: ANN001, ANN201
     from chains.assistant import Assistant
 
-    cfg = small_index_cfg.model_copy(update={"llm": LLMConfig(device="cpu", max_new_tokens=32)})
+    # the shipped model as the chat runs it (gpt4all, SmolLM2-135M), short answers
+    llm = small_index_cfg.llm.model_copy(update={"max_new_tokens": 32})
+    cfg = small_index_cfg.model_copy(update={"llm": llm})
     return Assistant.from_config(cfg, retriever=small_retriever)
 
 
