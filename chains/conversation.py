@@ -352,4 +352,5 @@ def plan_followup(
         "resolved": True,
         "stands_alone": not needs_context(question),
         "own_topic": names_own_topic(question, corpus),
+        "own_words": _names_something(question, corpus),
     }

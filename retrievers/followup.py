@@ -48,7 +48,9 @@ LIST_NAMES = ("as_written", "in_context", "previous_sources")
 AS_WRITTEN_WEIGHT = 0.5
 # A follow-up resolved against the whole conversation (path "resolved", chains.conversation):
 # the resolved question holds the follow-up's own words and the topic, so the follow-up as
-# written ("any long-term side effects?") is a lighter vote (measured: docs/conversations.md).
+# written ("any long-term side effects?") is a lighter vote, unless it names a concept of its
+# own ("can choline given to the mother protect against it?"): then the usual half
+# (measured: docs/conversations.md).
 RESOLVED_AS_WRITTEN_WEIGHT = 0.25
 # A follow-up with a topic of its own (path "standalone"): the conversation's vote. At half
 # weight an article only the in-context search found scores at most 0.5/(c+1), below any of
@@ -132,6 +134,7 @@ def topic_weights(
     *,
     own_topic: bool,
     prior_weight: float = 0.0,
+    own_words: bool = False,
 ) -> TopicWeights:
     """How much the conversation's topic weighs for this follow-up: the one place that decides.
 
@@ -146,7 +149,7 @@ def topic_weights(
     if own_topic and as_written:
         if max(_confidence(d) for d in as_written) >= OWN_TOPIC_MIN_CONFIDENCE:
             return TopicWeights("standalone", 1.0, OWN_TOPIC_CONTEXT_WEIGHT, 0.0)
-    if path == "resolved":
+    if path == "resolved" and not own_words:
         return TopicWeights(path, RESOLVED_AS_WRITTEN_WEIGHT, 1.0, prior_weight)
     return TopicWeights(path, AS_WRITTEN_WEIGHT, 1.0, prior_weight)
 
@@ -224,6 +227,7 @@ class FollowupOptions(TypedDict, total=False):
     prior_weight: float
     stands_alone: bool
     own_topic: bool
+    own_words: bool
     k: int | None
     config: RunnableConfig | None
 
@@ -268,7 +272,7 @@ class FollowupPlan:
         lists = [r.documents for r in results]
         weights = (
             topic_weights(self.path, lists[0], own_topic=options.get("own_topic", False),
-                          prior_weight=prior_weight)
+                          prior_weight=prior_weight, own_words=options.get("own_words", False))
             if len(lists) > 1
             else TopicWeights(self.path, prior=prior_weight)
         )  # fmt: skip
