@@ -64,6 +64,16 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "two-turn conversations: the follow-up's hit@k and MRR with and without history",
                 "eval.followups",
             ),
+            "conversations": (
+                "conversations of 3-4 turns: each later turn's hit@k and MRR asked with the "
+                "conversation, and how close the searched question is to the ideal standalone one",
+                "eval.conversations",
+            ),
+            "multiquery": (
+                "multi-query retrieval from stored model outputs: every parsed line vs the "
+                "sub-queries kept (hit@k, MRR)",
+                "eval.multi_query",
+            ),
             "designs": (
                 "study-design rules: precision and recall per design against indexers' labels",
                 "eval.designs",

@@ -119,6 +119,18 @@ def absent_words(question: str, corpus: CorpusTerms | None) -> list[str]:
     return list(dict.fromkeys(w for c in question_concepts(question, corpus) for w in c.absent))
 
 
+def filters_note(filters: dict[str, Any]) -> str:
+    """What a refused question with filters is told: which filters applied, and to try
+    without them (they may be what left nothing)."""
+    from retrievers.filters import Filters
+
+    try:
+        described = Filters(**filters).describe()
+    except (TypeError, ValueError):
+        described = ", ".join(f"{k} = {v}" for k, v in filters.items())
+    return f"No indexed abstract on this matches the filters ({described}); try without them."
+
+
 def result_base(turn: Turn) -> dict[str, Any]:
     """The :class:`AnswerResult` fields every answer has, refused or not."""
     return {
@@ -141,6 +153,8 @@ def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None) -> Runnab
                             rewrite=base["rewrite"])  # fmt: skip
         absent = absent_words(turn["question"], corpus)
         said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
+        if base["filters"] and not absent:  # the filters may be what emptied the result: say so
+            said = f"{said} {filters_note(base['filters'])}"
         yield TokenEvent(text=said)
         yield DoneEvent(
             result=AnswerResult(

@@ -170,8 +170,9 @@ class Assistant:
                 corpus=corpus,
             ),
             generate_queries=make_multi_query_step(
-                self._model, prompts.multi_query, cfg.chains.n_queries
-            ),
+                self._model, prompts.multi_query, cfg.chains.n_queries,
+                encoder=self.encoder, corpus=self.retriever.corpus,
+            ),  # fmt: skip
             answer_tail=tail,
             rrf_c=cfg.retrieval.rrf_c,
             n_sources=cfg.retrieval.topk_rrf,

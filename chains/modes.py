@@ -36,7 +36,7 @@ from langchain_core.runnables import (
     RunnablePassthrough,
 )
 
-from chains.queries import names_own_topic, needs_context
+from chains.queries import needs_context
 from chains.turn import Turn, nothing_found
 from retrievers.fusion import reciprocal_rank_fusion
 from settings import config as _settings
@@ -114,37 +114,37 @@ def make_followup_search_step(
     essential concepts found with ``corpus``, the index's word counts) may lead the search
     instead (:func:`retrievers.followup.topic_weights`). ``rewrite`` (llm | fallback | fused |
     standalone) records which path ran."""
+    from chains.conversation import embedding_similarity, plan_followup
     from retrievers.followup import aretrieve_followup
 
     async def search(turn: Turn, config: RunnableConfig) -> Turn:
         question = turn["question"]
         history = list(turn.get("history") or [])
-        leans_on_history = needs_context(question)
+        previous = [q for q, _ in history]
         timings = dict(turn.get("timings", {}))
-        rewritten: str | None = None
-        fallback = False
-        if use_llm_rewrite and leans_on_history:
+        embedder = retriever.embedder  # counterparts of a switch by MiniLM (None: no dense index)
+        similar = embedding_similarity(embedder) if embedder is not None else None
+        searched, previous, options = plan_followup(question, previous, corpus, similar)
+        if use_llm_rewrite and needs_context(question) and previous:
             t0 = time.perf_counter()
-            out = await rewrite.ainvoke({"question": question, "history": history}, config)
+            # the last two turns: a short prompt for the model
+            out = await rewrite.ainvoke({"question": question, "history": history[-2:]}, config)
             timings["rewrite_s"] = round(time.perf_counter() - t0, 4)
-            if out["raw"]:
-                rewritten, fallback = out["question"], bool(out["fallback"])
+            if out["raw"] and not out["fallback"]:  # failed the guard: the rules' resolution
+                options = {**options, "rewrite": out["question"], "resolved": False}
         t0 = time.perf_counter()
         found = await aretrieve_followup(
             retriever,
-            question,
-            [q for q, _ in history],
-            rewrite=rewritten,
-            rewrite_fallback=fallback,
-            stands_alone=not leans_on_history,
-            own_topic=names_own_topic(question, corpus),
+            searched,
+            previous,
             config=config,
+            **options,  # type: ignore[arg-type]
         )
         timings["retrieve_s"] = round(time.perf_counter() - t0, 4)
         documents = list(found.documents)
         return {
             **turn,
-            "searched_question": found.query or question,
+            "searched_question": found.query or searched,
             "filters": found.filters,
             "documents": documents,
             "refused": not documents,

@@ -19,7 +19,10 @@ from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import Runnable, RunnableLambda, RunnablePassthrough
 
 from chains.prompts import format_history, format_source, render
-from chains.queries import guard_rewrite, parse_queries
+from chains.queries import guard_rewrite
+from chains.subqueries import sub_queries
+from grounding.concepts import CorpusTerms
+from grounding.sources import SentenceEncoder
 from llms.capabilities import capabilities
 from llms.llm import with_max_tokens
 from retrievers.service import Retrieval, SearchService
@@ -117,8 +120,17 @@ def make_rewrite_step(model: ModelProvider, template: str) -> Runnable[Any, Any]
     ).with_config(run_name="rewrite_question")
 
 
-def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnable[Any, Any]:
-    """``{"question"}`` -> up to ``n`` alternative queries (parsed robustly, never the original)."""
+def make_multi_query_step(
+    model: ModelProvider,
+    template: str,
+    n: int,
+    encoder: Callable[[], SentenceEncoder | None] | None = None,
+    corpus: CorpusTerms | None = None,
+) -> Runnable[Any, Any]:
+    """``{"question", "searched_question"?}`` -> up to ``n`` alternative queries: what the model
+    wrote, parsed robustly, kept only when about the question (:func:`chains.subqueries.
+    sub_queries`: MiniLM cosine with the searched question, from ``encoder()``), at least two
+    (derived from the question when the model gives fewer), never the original."""
     def queries_prompt(inp: dict[str, Any]) -> list[BaseMessage]:
         return [HumanMessage(render(template, question=inp["question"], n=n))]
 
@@ -129,7 +141,8 @@ def make_multi_query_step(model: ModelProvider, template: str, n: int) -> Runnab
         | StrOutputParser()
     )
     def parse(inp: dict[str, Any]) -> list[str]:
-        return parse_queries(inp["raw"], n, original=inp["question"])
+        question = inp.get("searched_question") or inp["question"]
+        return sub_queries(question, inp["raw"], n, encoder() if encoder else None, corpus)
 
     return (
         RunnablePassthrough.assign(raw=generate)

@@ -48,6 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="ask the LLM for a standalone rewrite (llm), never (none), or as cfg.yaml's "
         "chains.rewrite_with_llm says (cfg, the default)",
     )
+    parser.add_argument("--resolve", choices=("rules", "none"), default="rules",
+                        help="resolve the follow-up against the conversation (rules, the chat's "
+                        "way) or search as written + the previous question (none: before)")
 
 
 def read_conversations(path: Path, limit: int | None = None) -> list[dict]:
@@ -112,30 +115,40 @@ def followup_row(
     rewriter=None,  # noqa: ANN001
     prior_weight: float = 0.0,
     corpus: CorpusTerms | None = None,
+    resolve: bool = True,
 ) -> dict:
-    """Ranks of the gold article for one conversation, with and without history."""
+    """Ranks of the gold article for one conversation, with and without history. ``resolve``:
+    the follow-up is resolved against the conversation as the chat does
+    (:func:`chains.conversation.plan_followup`); without it, searched as written + the previous
+    question (before conversations were resolved)."""
+    from chains.conversation import embedding_similarity, plan_followup
     from chains.queries import names_own_topic, needs_context
 
     first, followup = conv["turns"][0], conv["turns"][-1]
     previous = conv["turns"][:-1]
     turn1 = retriever.retrieve(first)
     history = [(q, "") for q in previous]
-    rewrite, fallback = None, False
-    if rewriter is not None:
+    if resolve:
+        embedder = retriever.embedder
+        similar = embedding_similarity(embedder) if embedder is not None else None
+        searched, prev, options = plan_followup(followup, previous, corpus, similar)
+    else:
+        searched, prev = followup, previous
+        options = {"stands_alone": not needs_context(followup),
+                   "own_topic": names_own_topic(followup, corpus)}  # fmt: skip
+    if rewriter is not None and needs_context(followup):
         out = rewriter(followup, history)
-        if out.get("raw"):
-            rewrite, fallback = out["question"], bool(out["fallback"])
+        if out.get("raw") and not (resolve and out["fallback"]):
+            options = {**options, "rewrite": out["question"], "resolved": False,
+                       "rewrite_fallback": bool(out["fallback"])}  # fmt: skip
     with_history = retrieve_followup(
         retriever,
-        followup,
-        previous,
-        rewrite=rewrite,
-        rewrite_fallback=fallback,
+        searched,
+        prev,
         previous_sources=[d.metadata["pmid"] for d in turn1.documents],
         prior_weight=prior_weight,
-        stands_alone=not needs_context(followup),
-        own_topic=names_own_topic(followup, corpus),
         k=DEPTH,
+        **options,  # type: ignore[arg-type]
     )
     alone = retriever.retrieve(followup, k=DEPTH)
     gold = conv["gold_pmids"]
@@ -173,13 +186,16 @@ def evaluate_followups(
     retriever=None,
     rewriter=None,  # noqa: ANN001
     prior_weight: float = 0.0,
+    resolve: bool = True,
 ) -> dict:
     from retrievers.loading import load_retriever
 
     retriever = retriever or load_retriever(cfg)
     started = time.perf_counter()
     corpus = corpus_of(retriever)
-    rows = [followup_row(retriever, c, rewriter, prior_weight, corpus) for c in conversations]
+    rows = [
+        followup_row(retriever, c, rewriter, prior_weight, corpus, resolve) for c in conversations
+    ]
     result = summarize(rows)
     result["rows"] = rows
     result["seconds"] = round(time.perf_counter() - started, 2)
@@ -216,7 +232,8 @@ def run(cfg, args: argparse.Namespace) -> int:  # noqa: ANN001
     use_llm = args.rewrite == "llm" or (args.rewrite == "cfg" and cfg.chains.rewrite_with_llm)
     rewriter = make_rewriter(cfg) if use_llm else None
     result = evaluate_followups(cfg, conversations, rewriter=rewriter,
-                                prior_weight=args.prior_weight)  # fmt: skip
+                                prior_weight=args.prior_weight,
+                                resolve=args.resolve == "rules")  # fmt: skip
     if args.json:
         print(json.dumps(result, indent=2))
     else:

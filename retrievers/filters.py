@@ -34,8 +34,14 @@ _YEAR = r"((?:19|20)\d{2})"
 # A year phrase ends the clause: followed by punctuation, end, or a function word — not a noun
 # ("in 2000 children" counts people).
 _END = r"(?=\s*(?:$|[?.!,;:)]|\s(?:on|about|for|and|or|of|that|which|with|to|in|regarding|"
-_END += r"concerning|what|how|is|are|was|were|do|does|did|has|have)\b))"
+_END += r"concerning|what|how|is|are|was|were|do|does|did|has|have|find|found|show|showed|shown|"
+_END += r"report|reported|say|said|suggest|suggested|conclude|concluded|tell|look|looked)\b"
+_END += r"|\s[a-z]+ed\b))"  # a verb in the past ("studies by Deary after 2015 examined ...")
 _PUB = r"(?:(?:published|publications?|papers?|articles?|studies|research)\s+)?"
+# After a publication word the phrase dates the publications wherever it stands ("What did
+# studies after 2020 find about ..."): it ends at the year, whatever follows.
+_PUB_WORD = r"(?:published|publications?|papers?|articles?|studies|research)\s+"
+_PUB_END = r"(?![\w-])"
 # What comes right before a year phrase that dates the data rather than the publication: a place
 # ("in Kenya", "in the United States", "in the UK"; not an acronym such as "in ADHD") or a verb
 # of change ("changed from").
@@ -181,25 +187,32 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
         if hi is not None:
             f["year_max"] = min(hi, f.get("year_max", hi))
 
-    p.take(
-        rf"\b{_PUB}(?:published\s+)?(?:between|from)\s+{_YEAR}\s*(?:and|to|until|-|–)\s*{_YEAR}{_END}",
-        lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
-    )
-    p.take(
-        rf"\b(?:in|during)\s+{_YEAR}\s*[-–]\s*{_YEAR}{_END}",
-        lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
-    )
-    p.take(
-        rf"\b{_PUB}(?:published\s+)?after\s+{_YEAR}{_END}", lambda m: set_range(int(m[1]) + 1, None)
-    )
-    p.take(
-        rf"\b{_PUB}(?:published\s+)?(?:since|from)\s+{_YEAR}(?:\s+onwards?)?{_END}",
-        lambda m: set_range(int(m[1]), None),
-    )
-    p.take(
-        rf"\b{_PUB}(?:published\s+)?before\s+{_YEAR}{_END}",
-        lambda m: set_range(None, int(m[1]) - 1),
-    )
+    # design and journal first: "RCTs published in Lancet after 2019" is then "after 2019"
+    # alone, not a year after a place ("in Lancet")
+    take_evidence(p)
+    for pub, end in ((_PUB_WORD, _PUB_END), (_PUB, _END)):
+        p.take(
+            rf"\b{pub}(?:published\s+)?(?:between|from)\s+{_YEAR}\s*(?:and|to|until|-|–)\s*"
+            rf"{_YEAR}{end}",
+            lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
+        )
+        if pub == _PUB:
+            p.take(
+                rf"\b(?:in|during)\s+{_YEAR}\s*[-–]\s*{_YEAR}{_END}",
+                lambda m: set_range(min(int(m[1]), int(m[2])), max(int(m[1]), int(m[2]))),
+            )
+        p.take(
+            rf"\b{pub}(?:published\s+)?after\s+{_YEAR}{end}",
+            lambda m: set_range(int(m[1]) + 1, None),
+        )
+        p.take(
+            rf"\b{pub}(?:published\s+)?(?:since|from)\s+{_YEAR}(?:\s+onwards?)?{end}",
+            lambda m: set_range(int(m[1]), None),
+        )
+        p.take(
+            rf"\b{pub}(?:published\s+)?before\s+{_YEAR}{end}",
+            lambda m: set_range(None, int(m[1]) - 1),
+        )
     # "in 2021" restricts the publication year only after a publication word, or at the very
     # start or end of the question; elsewhere it dates the data ("ad buys in 2012 were ...").
     _in_year = rf"(?:in|during)\s+{_YEAR}"
@@ -228,7 +241,6 @@ def parse_filters(question: str, *, today: _dt.date | None = None) -> tuple[str,
         lambda m: f.setdefault("title_contains", []).append(m[1].strip()),
         year=False,
     )
-    take_evidence(p)
     _take_author(p)
     text = re.sub(r"\s{2,}", " ", p.text).strip()
     text = re.sub(r"\s+([?.!,;])", r"\1", text)

@@ -38,14 +38,20 @@ from retrievers.filters import Filters
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.service import Retrieval, SearchService
 
-Path = Literal["llm", "fallback", "unchanged", "fused", "standalone"]
-PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone")
+Path = Literal["llm", "fallback", "unchanged", "fused", "standalone", "resolved"]
+PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone", "resolved")
 LIST_NAMES = ("as_written", "in_context", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
 # not enough to let a context-free follow-up's noise outrank the conversation's topic
 # (docs/measurements-retrieval.md, "Follow-ups keep their topic").
 AS_WRITTEN_WEIGHT = 0.5
+# A follow-up resolved against the whole conversation (path "resolved", chains.conversation):
+# the resolved question holds the follow-up's own words and the topic, so the follow-up as
+# written ("any long-term side effects?") is a lighter vote, unless it names a concept of its
+# own ("can choline given to the mother protect against it?"): then the usual half
+# (measured: docs/conversations.md).
+RESOLVED_AS_WRITTEN_WEIGHT = 0.25
 # A follow-up with a topic of its own (path "standalone"): the conversation's vote. At half
 # weight an article only the in-context search found scores at most 0.5/(c+1), below any of
 # the as-written search's first topk articles (1/(c+topk)) while topk < c + 2 (c=5, topk=3 in
@@ -75,8 +81,9 @@ class FollowupRetrieval:
     question and follow-up), ``llm`` (as written + the LLM's guarded rewrite), ``fallback`` (as
     written + the chains' rule-based rewrite, used when the LLM's rewrite failed the guard),
     ``standalone`` (a follow-up with a topic of its own: as written leads, the conversation
-    only re-orders; :func:`topic_weights`). ``queries``: every text searched, the as-written
-    one first.
+    only re-orders; :func:`topic_weights`), ``resolved`` (as written + the question resolved
+    against the whole conversation by rules: :mod:`chains.conversation`). ``queries``: every
+    text searched, the as-written one first.
     """
 
     documents: list[Document]
@@ -105,12 +112,14 @@ def plan_queries(
     previous_questions: Sequence[str],
     rewrite: str | None = None,
     rewrite_fallback: bool = False,
+    resolved: bool = False,
 ) -> tuple[Path, list[str]]:
-    """(path, texts to search): the follow-up as written, then its context form."""
+    """(path, texts to search): the follow-up as written, then its context form (``rewrite``:
+    the LLM's, the rule-based fallback's, or with ``resolved`` the conversation's resolution)."""
     if not any(q.strip() for q in previous_questions):
         return "unchanged", [followup]
     if rewrite and rewrite.strip():
-        path: Path = "fallback" if rewrite_fallback else "llm"
+        path: Path = "resolved" if resolved else "fallback" if rewrite_fallback else "llm"
         context = rewrite.strip()
     else:
         path, context = "fused", in_context_query(followup, previous_questions)
@@ -125,6 +134,7 @@ def topic_weights(
     *,
     own_topic: bool,
     prior_weight: float = 0.0,
+    own_words: bool = False,
 ) -> TopicWeights:
     """How much the conversation's topic weighs for this follow-up: the one place that decides.
 
@@ -133,11 +143,14 @@ def topic_weights(
     found. Such a follow-up leads (path ``standalone``: as written at full weight, the
     conversation at ``OWN_TOPIC_CONTEXT_WEIGHT``, no prior of the old sources) when its own
     search is confident (best article >= ``OWN_TOPIC_MIN_CONFIDENCE``). Any other follow-up
-    keeps the usual weights (``path`` as planned): the conversation carries it.
+    keeps the usual weights (``path`` as planned): the conversation carries it, the more so
+    when it was resolved against the whole conversation (``RESOLVED_AS_WRITTEN_WEIGHT``).
     """
     if own_topic and as_written:
         if max(_confidence(d) for d in as_written) >= OWN_TOPIC_MIN_CONFIDENCE:
             return TopicWeights("standalone", 1.0, OWN_TOPIC_CONTEXT_WEIGHT, 0.0)
+    if path == "resolved" and not own_words:
+        return TopicWeights(path, RESOLVED_AS_WRITTEN_WEIGHT, 1.0, prior_weight)
     return TopicWeights(path, AS_WRITTEN_WEIGHT, 1.0, prior_weight)
 
 
@@ -209,10 +222,12 @@ class FollowupOptions(TypedDict, total=False):
 
     rewrite: str | None
     rewrite_fallback: bool
+    resolved: bool
     previous_sources: Sequence[str]
     prior_weight: float
     stands_alone: bool
     own_topic: bool
+    own_words: bool
     k: int | None
     config: RunnableConfig | None
 
@@ -236,7 +251,8 @@ class FollowupPlan:
         options: FollowupOptions,
     ) -> FollowupPlan:
         path, queries = plan_queries(question, previous_questions, options.get("rewrite"),
-                                     options.get("rewrite_fallback", False))  # fmt: skip
+                                     options.get("rewrite_fallback", False),
+                                     options.get("resolved", False))  # fmt: skip
         return cls(retriever, path, queries, options)
 
     @property
@@ -256,7 +272,7 @@ class FollowupPlan:
         lists = [r.documents for r in results]
         weights = (
             topic_weights(self.path, lists[0], own_topic=options.get("own_topic", False),
-                          prior_weight=prior_weight)
+                          prior_weight=prior_weight, own_words=options.get("own_words", False))
             if len(lists) > 1
             else TopicWeights(self.path, prior=prior_weight)
         )  # fmt: skip
@@ -288,7 +304,8 @@ def retrieve_followup(
     """Search a follow-up as written and in context; fuse (see the module docstring).
 
     ``rewrite``: the chains' guarded rewrite, searched as the context form
-    (``rewrite_fallback``: the rule-based one); ``previous_sources`` with ``prior_weight``: the
+    (``rewrite_fallback``: the rule-based one; ``resolved``: the conversation's resolution,
+    :mod:`chains.conversation`); ``previous_sources`` with ``prior_weight``: the
     previous turn's sources as a re-ordering prior; ``stands_alone``: a complete question (an
     off-topic one is refused, not rescued by the history); ``own_topic``: it names a topic of its
     own (:func:`topic_weights` may let it lead); ``k``: the articles kept (default the

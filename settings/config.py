@@ -292,7 +292,9 @@ MODE_NAMES: tuple[str, ...] = ("plain", "conversational", "multi-query")
 
 class ChainsConfig(_Section):
     mode: str = "plain"
-    conversation_depth: int = Field(2, ge=0)
+    conversation_depth: int = Field(
+        8, ge=0, description="earlier user turns a follow-up is resolved against"
+    )
     n_queries: int = Field(3, ge=1, le=10)
     max_question_chars: int = Field(
         2000, ge=20, description="longer questions are refused before any work is done"

@@ -133,7 +133,7 @@ def test_conversational_garbage_rewrite_falls_back() -> None:
     r = a.ask("and in children?", mode="conversational", history=hist)
     searched = retriever.calls[1][0].lower()
     assert "children" in searched and "adhd" in searched and "stimulant" in searched
-    assert r.rewrite == "fallback"
+    assert r.rewrite == "resolved"  # the guard refused the model's line: the rules' resolution
     assert r.sources[0].pmid == "22"
 
 
@@ -141,10 +141,11 @@ def test_standalone_follow_up_is_searched_unchanged() -> None:
     a, llm, retriever = make(["Answer [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("Does amphetamine improve attention in adults?", mode="conversational", history=hist)
-    # no LLM rewrite; searched as written and after the previous question; the follow-up names
-    # a topic of its own (amphetamine), so it leads and the old topic only re-orders
+    # no LLM rewrite; searched as written and in the conversation's context; the follow-up
+    # names a topic of its own (amphetamine), so it leads and the old topic only re-orders
     assert retriever.calls[0][0] == "Does amphetamine improve attention in adults?"
-    assert retriever.calls[1][0].startswith("Are stimulant medications effective for ADHD?")
+    assert retriever.calls[1][0] == (
+        "stimulant medications effective for ADHD: amphetamine improve attention adults?")
     assert r.rewrite == "standalone" and r.sources[0].pmid == "33"
     assert r.searched_question == "Does amphetamine improve attention in adults?"
     assert len(llm.prompts) == 1  # only the answer: the verdict needs no model
@@ -158,7 +159,7 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
     a, _, retriever = make([detour, "Yes [1]."])
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and what about them in children?", mode="conversational", history=hist)
-    assert r.rewrite == "fallback"
+    assert r.rewrite == "resolved"
     searched = r.searched_question.lower()
     assert "sleep" not in searched and "adolescents" not in searched, r.searched_question
     assert "children" in searched and "stimulant" in searched and "adhd" in searched
@@ -167,15 +168,16 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
     assert pmids[0] == "22" and "44" not in pmids, pmids  # the sleep abstract never comes in
 
 
-def test_without_llm_rewrite_a_follow_up_is_fused_with_its_context() -> None:
+def test_without_llm_rewrite_a_follow_up_is_resolved_against_its_context() -> None:
     a, llm, retriever = make(["Yes [1]."], cfg=Config(answer={"style": "auto"}))
     hist = [("Are stimulant medications effective for ADHD?", "They help [1].")]
     r = a.ask("and in children?", mode="conversational", history=hist)
     assert [c[0] for c in retriever.calls] == [
         "and in children?",
-        "Are stimulant medications effective for ADHD? and in children?",
+        "stimulant medications effective for ADHD in children?",
     ]
-    assert r.rewrite == "fused" and r.sources[0].pmid == "22"
+    assert r.rewrite == "resolved" and r.sources[0].pmid == "22"
+    assert r.searched_question == "stimulant medications effective for ADHD in children?"
     assert len(llm.prompts) == 1  # only the answer: the verdict needs no model
 
 
@@ -196,14 +198,19 @@ def test_conversation_depth_limits_history() -> None:
     assert "Old question about sleep" not in prompt and "Does methylphenidate help ADHD?" in prompt
 
 
+SUB_A = "methylphenidate ADHD attention amphetamine"
+SUB_B = "ADHD adults sleep duration school adolescents"
+
+
 def test_multi_query_fuses_original_and_sub_queries() -> None:
     subs = (
-        "Here are 3 queries:\n1. amphetamine attention\n2) sleep adolescents\n"
-        "- amphetamine attention"
+        f"Here are 3 queries:\n1. {SUB_A}\n2) {SUB_B}\n- {SUB_A}\n"
+        "These are all related to the same topic but in different ways."
     )
     a, llm, retriever = make([subs, "Amphetamine improved attention in ADHD trials [1]."], k=1)
     r = a.ask("Methylphenidate ADHD adults?", mode="multi-query")
-    assert r.sub_queries == ["amphetamine attention", "sleep adolescents"]
+    # the remark is not searched (no word of the question), the repeat is searched once
+    assert r.sub_queries == [SUB_A, SUB_B]
     asked = [q for q, _ in retriever.calls]
     assert asked[0] == "Methylphenidate ADHD adults?" and set(asked[1:]) == set(r.sub_queries)
     assert {s.pmid for s in r.sources} == {"11", "33", "44"}
@@ -283,7 +290,8 @@ def test_ask_works_inside_a_running_event_loop() -> None:
 def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
     from langchain_core.runnables import Runnable
 
-    subs = "1. amphetamine attention\n2. sleep adolescents"
+    subs = ("1. methylphenidate ADHD attention amphetamine\n"
+            "2. ADHD adults sleep duration school adolescents")
     a, _, _ = make(["Are stimulants effective for ADHD in children?", subs, "Answer [1]."])
     chains = a.chains
     assert set(chains) == {"plain", "conversational", "multi-query"}
@@ -300,7 +308,8 @@ def test_each_mode_is_one_runnable_built_once_with_named_steps() -> None:
                  "clean_citations"):  # fmt: skip
         assert step in names, step
     a3, _, retriever = make([subs, "Answer [1]."], k=1)
-    names = asyncio.run(run_names_for(a3, None, mode="multi-query", q="Methylphenidate ADHD?"))
+    names = asyncio.run(run_names_for(a3, None, mode="multi-query",
+                                      q="Methylphenidate ADHD adults?"))
     assert {"expand_queries", "generate_queries", "retrieve_sub_queries", "fuse"} <= set(names)
     assert names.count("retrieve") == 3  # the question and both sub-queries
     assert len(retriever.calls) == 3

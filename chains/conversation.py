@@ -1,0 +1,356 @@
+"""A follow-up resolved against the whole conversation, by rules (no LLM needed).
+
+The conversation's topic is kept as text, turn by turn (:func:`resolve_conversation`):
+
+- the first question is the topic;
+- a question that announces a new topic ("New topic: ...", "Unrelated: ...") or names a topic
+  of its own with nothing pointing back (:func:`chains.queries.names_own_topic`) starts a new
+  topic: it is its own standalone question;
+- a follow-up that names another group of people or animals in a switch frame ("what about
+  adults?", "and in dental students?", "in teens going through puberty") replaces the topic's
+  group (the MeSH check tags of :mod:`chains.populations`) in place: "Are stimulant medications
+  effective for ADHD in children?" + "what about adults?" -> "stimulant medications effective
+  for ADHD in adults";
+- a bare switch ("what about depression?", "and ALS - ...") replaces its counterpart in the
+  topic: the topic's words as close to it as ``COUNTERPART_BAR`` (MiniLM cosine, when an
+  embedder is given), else it is added to the topic;
+- any other follow-up ("any long-term side effects?", "how many patients were in that one?")
+  keeps the topic and adds its own words; pronouns ("it", "they", "that one") are dropped, the
+  topic standing for them. The words a follow-up added are carried to the next turn only when
+  that turn names nothing of its own ("was that a big study?" after "does an insulin pump vs
+  shots make any difference?" is about the pump study).
+
+The standalone question is searched beside the follow-up as written
+(:mod:`retrievers.followup`, path ``resolved``) and shown in the chat's search step.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from chains.populations import GENERIC, is_population
+from chains.queries import QUESTION_STOPWORDS, content_terms, names_own_topic
+
+if TYPE_CHECKING:
+    from grounding.concepts import CorpusTerms
+
+# (phrase, candidate words) -> cosine of the phrase with each word
+Similarity = Callable[[str, Sequence[str]], Sequence[float]]
+
+# MiniLM cosine at which a topic word is the counterpart a bare switch replaces ("bipolar" for
+# "depression"); measured on the conversation files (docs/conversations.md).
+COUNTERPART_BAR = 0.5
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'’-]*")
+_NEW_TOPIC = re.compile(
+    r"^\s*(?:(?:a\s+)?new\s+(?:topic|question|subject)|unrelated(?:\s+(?:question|topic))?|"
+    r"(?:a\s+)?different\s+(?:topic|question|subject)|another\s+(?:topic|question|subject)|"
+    r"(?:changing|switching)\s+(?:the\s+)?(?:topics?|subjects?)|on\s+another\s+note|"
+    r"(?:a\s+)?separate\s+question|something\s+else|off[- ]topic)\s*[:,.;!-]+\s*",
+    re.IGNORECASE,
+)
+_OPENER = re.compile(
+    r"^\s*(?:(?:and|but|or|also|so|ok(?:ay)?|then)\b\s*,?\s*)?"
+    r"(?:(?:what|how)\s+about\b\s*|what\s+if\b\s*)?",
+    re.IGNORECASE,
+)
+_SWITCH_OPENER = re.compile(r"^\s*(?:and|or|but|also)\b|\b(?:what|how)\s+about\b", re.IGNORECASE)
+# question words that open the topic's sentence; stripped when it becomes a topic phrase
+_LEAD = re.compile(
+    r"^\s*(?:(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
+    r"might|what|which|how|why|when|where|who|whom|whose)\b\s*)+",
+    re.IGNORECASE,
+)
+# a switch frame: the group named after one of these ("in adults", "among teens", "for boys")
+_FRAME = frozenset("about in among for".split())
+# a clause of a follow-up ends at punctuation or where a question verb starts a new clause
+_CLAUSE_END = re.compile(r"\s*(?:[,;:?!–—]|\s-\s|\.(?:\s|$))\s*")
+_CLAUSE_VERB = frozenset(
+    "is are was were do does did can could has have had will would should may might".split()
+)
+# words of a follow-up that only point back or ask how: the topic stands for them
+_POINTERS = frozenset(
+    """
+    it its they them their theirs this that these those one ones same such he she his her him
+    any some thing things way ways stuff anything something kind sort
+    """.split()
+)
+# how a question is asked, not what about ("does it track with ...", "what did they find")
+_HOW = frozenset("does did do know tell find found".split())
+CARRY_MAX = 12  # content words a follow-up adds at most (the topic stays the larger part)
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """One turn resolved: ``standalone`` (the question searched in the conversation's context),
+    ``kind`` (``first`` | ``new_topic`` | ``own_topic`` | ``resolved``), and the topic carried to
+    the next turn (``core``: the topic phrase; ``added``: this turn's own words)."""
+
+    standalone: str
+    kind: str
+    core: str
+    added: tuple[str, ...] = field(default_factory=tuple)
+    group: str = ""  # the group a switch put into ``core`` ("adults on ECMO"), replaced whole
+
+
+def strip_new_topic(question: str) -> tuple[str, bool]:
+    """(question without a "New topic:" / "Unrelated:" announcement, whether there was one)."""
+    body = _NEW_TOPIC.sub("", question, count=1)
+    return body, body != question
+
+
+def topic_phrase(question: str) -> str:
+    """The question as a topic: without an announcement, opener ("and", "what about"), the
+    question words that lead it ("Are", "How do"), or the final question mark."""
+    body, _ = strip_new_topic(question)
+    body = _OPENER.sub("", body, count=1)
+    body = _LEAD.sub("", body, count=1)
+    return re.sub(r"\s+", " ", body).strip().rstrip("?.! ").strip()
+
+
+def _tokens(text: str) -> list[re.Match[str]]:
+    return list(_WORD.finditer(text))
+
+
+def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
+    """(start, end) in ``body`` of the group a follow-up switches to, or None: a population word
+    (:mod:`chains.populations`) right after a frame word ("about", "in", "among", "for", up to
+    three words between: "in radiation oncology department chairs"), or among the first words of an
+    elliptic follow-up ("and adults doing the WAIS-IV ..."). A generic word ("people",
+    "patients") switches only when qualified ("in people with Chagas disease"). The group runs
+    from the word after the frame to the end of its clause."""
+    toks = _tokens(body)
+    words = [t.group().lower() for t in toks]
+    for j, w in enumerate(words):
+        if not is_population(w):
+            continue
+        after = words[j + 1] if j + 1 < len(words) else ""
+        if w in GENERIC and after not in ("with", "who", "on", "having", "in", "after"):
+            continue
+        start = None
+        for back in range(1, 5):
+            if j - back < 0:
+                break
+            if words[j - back] in _FRAME:
+                start = j - back + 1
+                break
+            if words[j - back] in _CLAUSE_VERB or words[j - back] in _POINTERS:
+                break
+        if start is None and had_opener and j <= 1:
+            start = 0
+        if start is None:
+            continue
+        begin = toks[start].start()
+        end_match = _CLAUSE_END.search(body, toks[j].end())
+        end = end_match.start() if end_match else len(body)
+        # a question verb after the group starts a clause of its own ("kids - can that ...")
+        for t in toks[j + 1 :]:
+            if t.start() >= end:
+                break
+            if t.group().lower() in _CLAUSE_VERB:
+                end = t.start()
+                break
+        return begin, end
+    return None
+
+
+def _replace_population(core: str, group: str, old_group: str = "") -> str:
+    """``core`` with its population words taken out and ``group`` in the place of the first
+    (appended as "in <group>" when the topic named no group). A group an earlier switch put in
+    (``old_group``) is replaced whole; a lower-case word qualifying a population word ("nursing
+    students", "surgical residents") goes with it."""
+    if old_group and old_group in core:
+        return core.replace(old_group, group, 1)
+    all_toks = _tokens(core)
+    toks = [t for t in all_toks if is_population(t.group().lower())]
+    if not toks:
+        return f"{core} in {group}".strip()
+    first = all_toks.index(toks[0])
+    if first > 0:
+        mod = all_toks[first - 1].group()
+        if (mod.islower() and mod not in QUESTION_STOPWORDS and len(mod) > 2
+                and core[all_toks[first - 1].end() : toks[0].start()] == " "):
+            toks = [all_toks[first - 1], *toks]
+    out = core[: toks[0].start()] + group
+    prev = toks[0].end()
+    for t in toks[1:]:
+        out += core[prev : t.start()]
+        prev = t.end()
+    out += core[prev:]
+    out = re.sub(r"\b(\w+)'s\b(?=\s*'s)", r"\1", out)
+    out = re.sub(r"\s+'s\b", "", out)
+    out = re.sub(r"\b(or|and|of|with|in)\s+(?=(?:or|and|of|with|in)\b|[,?.]|$)", "", out)
+    return re.sub(r"\s{2,}", " ", out).strip(" ,")
+
+
+def _bare_switch(body: str) -> str | None:
+    """The first clause of an elliptic follow-up when it is a bare noun phrase ("depression",
+    "the Niigata poisoning", "their motor skills"), else None."""
+    m = _CLAUSE_END.search(body)
+    clause = body[: m.start()] if m else body
+    words = [w.lower() for w in _WORD.findall(clause)]
+    if not words or words[0] in _CLAUSE_VERB or any(w in _CLAUSE_VERB for w in words):
+        return None
+    if not _own_terms(clause):
+        return None
+    return clause.strip()
+
+
+def _own_terms(text: str) -> list[str]:
+    """The content words of ``text`` that name something (no pointers, no generic group)."""
+    return [t for t in content_terms(text) if t not in _POINTERS and t not in GENERIC]
+
+
+def _replace_counterpart(core: str, switch: str, similar: Similarity | None) -> str:
+    """``core`` with the words ``switch`` stands in for replaced by it (their MiniLM cosine with
+    the switch >= ``COUNTERPART_BAR``); without a counterpart the switch is added."""
+    switch = re.sub(r"^(?:the|a|an|their|its|his|her)\s+", "", switch, flags=re.IGNORECASE)
+    toks = [
+        t for t in _tokens(core)
+        if t.group().lower() not in QUESTION_STOPWORDS and not is_population(t.group().lower())
+        and len(t.group()) > 2
+    ]  # fmt: skip
+    if similar is not None and toks:
+        own = {w.lower() for w in _own_terms(switch)}
+        cos = similar(switch, [t.group() for t in toks])
+        hit = [t for t, c in zip(toks, cos, strict=True)
+               if c >= COUNTERPART_BAR and t.group().lower() not in own]  # fmt: skip
+        if hit:
+            out = core[: hit[0].start()] + switch
+            prev = hit[0].end()
+            for t in hit[1:]:
+                out += core[prev : t.start()]
+                prev = t.end()
+            out += core[prev:]
+            return re.sub(r"\s{2,}", " ", out).strip(" ,")
+    return f"{core}, {switch}"
+
+
+def _added_words(text: str) -> tuple[str, ...]:
+    """A follow-up's own words as it wrote them (content words and the words the index keeps,
+    "effects" of "side effects"; no pointers), at most ``CARRY_MAX``."""
+    from indexing.tokenize import STOPWORDS
+
+    keep = set(_own_terms(text)) | {
+        w.lower() for w in _WORD.findall(text)
+        if w.lower() not in STOPWORDS and w.lower() not in _POINTERS and len(w) > 2
+        and w.lower() not in GENERIC and w.lower() not in _HOW
+    }  # fmt: skip
+    out: list[str] = []
+    for w in _WORD.findall(text):
+        lw = w.lower()
+        if lw in keep and lw not in (o.lower() for o in out):
+            out.append(w)
+    return tuple(out[:CARRY_MAX])
+
+
+def _names_something(text: str, corpus: CorpusTerms | None) -> bool:
+    """Whether a follow-up names a concept of its own (an essential one: grounding.concepts)."""
+    from grounding.concepts import question_concepts
+
+    cleaned = " ".join(_added_words(text))
+    return bool(cleaned) and any(c.essential for c in question_concepts(cleaned, corpus))
+
+
+def resolve_next(
+    previous: Resolution | None,
+    question: str,
+    corpus: CorpusTerms | None = None,
+    similar: Similarity | None = None,
+) -> Resolution:
+    """Resolve ``question`` against the conversation so far (``previous``: the last turn's
+    resolution, None for the first turn)."""
+    body, announced = strip_new_topic(question)
+    if previous is None or announced:
+        kind = "first" if previous is None else "new_topic"
+        return Resolution(body.strip(), kind, topic_phrase(body))
+    if names_own_topic(body, corpus):
+        # it may lead the search (retrievers.followup.topic_weights); the conversation's topic
+        # with its words is the context form, and it is the next turn's topic
+        added = _added_words(body)
+        context = f"{previous.core}: {' '.join(added)}?" if added else body.strip()
+        return Resolution(context, "own_topic", topic_phrase(body))
+    had_opener = bool(_SWITCH_OPENER.match(body))
+    rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
+    core = previous.core
+    new_group = ""
+    group = _population_switch(rest, had_opener)
+    if group is not None:
+        new_group = rest[group[0] : group[1]].strip()
+        core = _replace_population(core, new_group, previous.group)
+        rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
+    elif had_opener and (switch := _bare_switch(rest)) is not None:
+        core = _replace_counterpart(core, switch, similar)
+        rest = rest[len(switch) :].strip()
+    rest = re.sub(r"^[\s,;:–—-]+", "", rest)
+    added = _added_words(rest)
+    if not added and group is None and previous.added:
+        added = previous.added  # "was that a big study?": the last turn's study
+    elif not _names_something(rest, corpus) and previous.added and group is None:
+        added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
+    standalone = core if not added else f"{core}: {' '.join(added)}"
+    kept = new_group if group is not None else previous.group
+    return Resolution(standalone.strip() + "?", "resolved", core, added, kept)
+
+
+def resolve_conversation(
+    questions: Sequence[str],
+    corpus: CorpusTerms | None = None,
+    similar: Similarity | None = None,
+) -> list[Resolution]:
+    """Every turn of a conversation resolved, in order (see the module docstring)."""
+    out: list[Resolution] = []
+    for q in questions:
+        out.append(resolve_next(out[-1] if out else None, q, corpus, similar))
+    return out
+
+
+def standalone_question(
+    question: str,
+    previous_questions: Sequence[str],
+    corpus: CorpusTerms | None = None,
+    similar: Similarity | None = None,
+) -> Resolution:
+    """The follow-up ``question`` resolved after ``previous_questions`` (the user's own words,
+    oldest first)."""
+    turns = [q for q in previous_questions if q.strip()]
+    return resolve_conversation([*turns, question], corpus, similar)[-1]
+
+
+def embedding_similarity(encoder: object) -> Similarity:
+    """:data:`Similarity` from a sentence encoder (``encode(texts)`` -> L2-normalised rows)."""
+
+    def similar(phrase: str, words: Sequence[str]) -> Sequence[float]:
+        rows = encoder.encode([phrase, *words])  # type: ignore[attr-defined]
+        return [float(x) for x in rows[1:] @ rows[0]]
+
+    return similar
+
+
+def plan_followup(
+    question: str,
+    previous_questions: Sequence[str],
+    corpus: CorpusTerms | None = None,
+    similar: Similarity | None = None,
+) -> tuple[str, list[str], dict[str, object]]:
+    """(text to search as written, previous questions, options of
+    :func:`retrievers.followup.retrieve_followup`) for a follow-up: the one place the chat and
+    ``eval conversations`` decide how a follow-up is searched. A follow-up announcing a new
+    topic is searched alone (nothing of the old topic); any other is searched as written and as
+    resolved against the conversation (path ``resolved``; one with a topic of its own may lead:
+    ``topic_weights``)."""
+    from chains.queries import needs_context
+
+    res = standalone_question(question, previous_questions, corpus, similar)
+    if res.kind == "new_topic":
+        return res.standalone, [], {"stands_alone": True}
+    return question, list(previous_questions), {
+        "rewrite": res.standalone,
+        "resolved": True,
+        "stands_alone": not needs_context(question),
+        "own_topic": names_own_topic(question, corpus),
+        "own_words": _names_something(question, corpus),
+    }

@@ -1,0 +1,63 @@
+"""Who a question is about: the population words of a question, by the MeSH check tags.
+
+NLM's indexers tag every article with the groups it studied (MeSH "check tags": Infant, Child,
+Adolescent, Adult, Aged, Pregnancy, Female, Male, Humans, Animals and the species under it);
+the corpus's own MeSH headings hold them (``pubmedqa_pqal.xml.gz``: Humans 959, Female 785,
+Male 703, Middle Aged 542, Adult 492, Aged 414, Adolescent 204, Child 107, Pregnancy 65, Infant
+52, Infant, Newborn 49, Animals 44), and the "Persons" branch names groups by what they do
+(Students, Nursing; Physicians; Athletes). tests/test_populations_real.py checks that each
+heading is in the corpus. Users say "kids", "teens", "older people", "new moms", "rats", so
+each heading comes with the lay words that name it. A follow-up that names another group ("what
+about adults?") replaces the group of the conversation's topic (:mod:`chains.conversation`).
+"""
+
+from __future__ import annotations
+
+# heading -> the words (lower case, singular and plural) a question uses for it
+CHECK_TAGS: dict[str, str] = {
+    "Infant, Newborn": "newborn newborns neonate neonates neonatal preterm preemies",
+    "Infant": "infant infants baby babies toddler toddlers",
+    "Child, Preschool": "preschool preschooler preschoolers",
+    "Child": "child children childhood kid kids pediatric paediatric schoolchildren "
+    "school-age schoolchild boy boys girl girls",
+    "Adolescent": "adolescent adolescents adolescence teen teens teenage teenager teenagers "
+    "youth youths juvenile juveniles",
+    "Young Adult": "young-adult",
+    "Adult": "adult adults adulthood grown-ups",
+    "Middle Aged": "middle-aged midlife",
+    "Aged": "elderly older seniors aged geriatric retirees",
+    "Pregnancy": "pregnancy pregnant prenatal antenatal mother mothers mom moms mum mums "
+    "maternal postpartum",
+    "Female": "woman women female females",
+    "Male": "man men male males father fathers paternal",
+    "Humans": "people persons individuals humans patients population",
+    # the "Persons" branch of MeSH (Students, Nursing; Physicians; Athletes; Survivors ...)
+    "Persons": "student students resident residents trainee trainees nurse nurses physician "
+    "physicians doctor doctors surgeon surgeons clinician clinicians chair chairs athlete "
+    "athletes soldier soldiers veteran veterans worker workers employee employees survivor "
+    "survivors twin twins sibling siblings parent parents caregiver caregivers conscript "
+    "conscripts",
+    "Animals": "animal animals rat rats mouse mice rodent rodents monkey monkeys primate "
+    "primates dog dogs cat cats pig pigs sheep bird birds chicken chickens hen hens fish "
+    "fishes zebrafish bee bees honeybee honeybees ant ants insect insects",
+}
+
+POPULATION_WORDS: frozenset[str] = frozenset(
+    w for words in CHECK_TAGS.values() for w in words.split()
+)
+
+# Words that name nobody in particular: a follow-up naming only these ("how many patients were
+# in it?") asks about the same people, it does not switch group.
+GENERIC = frozenset("people persons individuals humans patients population".split())
+
+
+def heading_of(word: str) -> str | None:
+    """The MeSH check tag a (lower-cased) word names, or None."""
+    for heading, words in CHECK_TAGS.items():
+        if word in words.split():
+            return heading
+    return None
+
+
+def is_population(word: str) -> bool:
+    return word.lower() in POPULATION_WORDS

@@ -1,0 +1,117 @@
+"""Follow-ups resolved against the whole conversation by rules (chains.conversation): a group
+switch replaces the topic's group, a bare switch its counterpart, a new topic starts afresh."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chains.conversation import (
+    COUNTERPART_BAR,
+    plan_followup,
+    resolve_conversation,
+    standalone_question,
+    strip_new_topic,
+)
+from chains.populations import CHECK_TAGS, POPULATION_WORDS, heading_of
+
+STIMULANTS = [
+    "Are stimulant medications effective for ADHD in children?",
+    "what about adults?",
+    "any long-term side effects?",
+]
+
+
+def words(text: str) -> set[str]:
+    return {w.strip("?,:.").lower() for w in text.split()}
+
+
+def test_a_population_switch_replaces_the_group_and_the_next_turn_keeps_it() -> None:
+    first, adults, side_effects = resolve_conversation(STIMULANTS)
+    assert first.kind == "first"
+    assert adults.standalone == "stimulant medications effective for ADHD in adults?"
+    assert {"stimulant", "adhd", "long-term", "side"} <= words(side_effects.standalone)
+    assert "adults" in words(side_effects.standalone)
+    assert "children" not in words(side_effects.standalone)
+
+
+def test_a_group_a_switch_put_in_is_replaced_whole() -> None:
+    turns = [
+        "Do kids get the same WISC-V scores when the test is given remotely over video?",
+        "what about kids with narcolepsy or daytime sleepiness?",
+        "and adults doing the WAIS-IV from home?",
+    ]
+    last = resolve_conversation(turns)[-1]
+    assert "narcolepsy" not in last.standalone and "adults doing the WAIS-IV" in last.standalone
+
+
+def test_a_qualifying_word_goes_with_the_group_it_qualifies() -> None:
+    turns = ["Does emotional intelligence predict whether nursing students pass the NCLEX?",
+             "and in dental students?"]  # fmt: skip
+    last = resolve_conversation(turns)[-1]
+    assert "dental students" in last.standalone and "nursing" not in last.standalone
+
+
+def test_a_generic_group_in_a_detail_question_is_no_switch() -> None:
+    turns = ["Does a liver transplant in childhood lower IQ in children?",
+             "how many patients were in that one?"]  # fmt: skip
+    last = resolve_conversation(turns)[-1]
+    assert "children" in words(last.standalone) and "liver" in words(last.standalone)
+
+
+def test_a_detail_question_reaches_back_to_the_turn_it_means() -> None:
+    turns = [
+        "In kids with type 1 diabetes, what makes their IQ suffer over time?",
+        "does an insulin pump vs shots make any difference to their IQ?",
+        "was that a big study?",
+    ]
+    last = resolve_conversation(turns)[-1]
+    assert {"insulin", "pump", "diabetes"} <= words(last.standalone)
+
+
+def test_an_announced_new_topic_carries_nothing_of_the_old_one() -> None:
+    turns = [*STIMULANTS,
+             "New topic: can biofeedback training improve athletes' sport performance?"]
+    last = resolve_conversation(turns)[-1]
+    assert last.kind == "new_topic"
+    assert last.standalone == "can biofeedback training improve athletes' sport performance?"
+    searched, previous, options = plan_followup(turns[-1], turns[:-1])
+    assert searched == last.standalone and previous == [] and "rewrite" not in options
+    assert strip_new_topic("Unrelated question: is ultrasound as good as X-ray?") == (
+        "is ultrasound as good as X-ray?", True)
+
+
+def test_a_self_contained_question_becomes_the_topic() -> None:
+    turns = [
+        "Does working memory training improve fluid intelligence?",
+        "Is childhood intelligence associated with adult mortality?",
+        "what about women?",
+    ]
+    own, women = resolve_conversation(turns)[1:]
+    assert own.kind == "own_topic"
+    assert "mortality" in words(women.standalone) and "training" not in words(women.standalone)
+
+
+def test_a_bare_switch_replaces_its_counterpart_when_the_embedder_says_so() -> None:
+    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
+        return [0.9 if c.lower() == "bipolar" else 0.1 for c in candidates]
+
+    turns = ["Is being highly intelligent a risk factor for bipolar disorder?",
+             "what about depression?"]  # fmt: skip
+    replaced = standalone_question(turns[1], turns[:1], similar=similar).standalone
+    assert "depression" in replaced and "bipolar" not in replaced
+    assert COUNTERPART_BAR < 0.9
+    # without an embedder the switch is added to the topic
+    added = standalone_question(turns[1], turns[:1]).standalone
+    assert "bipolar" in added and "depression" in added
+
+
+def test_the_follow_up_options_carry_the_resolution() -> None:
+    searched, previous, options = plan_followup(STIMULANTS[1], STIMULANTS[:1])
+    assert searched == STIMULANTS[1] and previous == STIMULANTS[:1]
+    assert options["resolved"] is True and "adults" in str(options["rewrite"])
+
+
+def test_the_population_lexicon_names_mesh_check_tags() -> None:
+    assert {"Child", "Adult", "Aged", "Infant", "Pregnancy", "Humans", "Animals"} <= set(CHECK_TAGS)
+    assert heading_of("kids") == "Child" and heading_of("moms") == "Pregnancy"
+    assert heading_of("rats") == "Animals" and "adhd" not in POPULATION_WORDS

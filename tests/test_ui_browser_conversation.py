@@ -1,0 +1,78 @@
+"""A three-turn conversation in the real chat (``python -m app serve`` on the small real index,
+conversational mode, the shipped extractive answers), in Debian's Chromium: desktop and a
+390x844 phone viewport. The third turn, "any long-term side effects?", must be searched as
+stimulants for ADHD in adults and answered from abstracts on stimulant drugs (issue #36)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from tests.browser.harness import ChatPage, Server, require_chromium, serving_chat
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+TURNS = ("Are stimulant medications effective for ADHD in children?", "what about adults?",
+         "any long-term side effects?")  # fmt: skip
+STIMULANT_WORDS = re.compile(r"stimulant|methylphenidate|amphetamine", re.I)
+
+
+@pytest.fixture(scope="module")
+def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    require_chromium()
+    folder = tmp_path_factory.mktemp("ui_conversation")
+    with serving_chat(small_index_cfg, folder, {"chains": {"mode": "conversational"}}) as srv:
+        yield srv
+
+
+def close_side_panel(chat: ChatPage) -> None:
+    """Close the sources side panel where it opened by itself: on a phone it covers the message
+    box (issue #36's UI part, fixed separately; this test is about the conversation)."""
+    close = chat.page.locator("[role='dialog'] button", has_text="Close")
+    if close.count() and close.first.is_visible():
+        close.first.click()
+        close.first.wait_for(state="hidden")
+
+
+def ask(chat: ChatPage, question: str) -> Any:
+    answer = chat.ask(question)
+    close_side_panel(chat)
+    return answer
+
+
+@pytest.mark.parametrize("viewport", [None, {"width": 390, "height": 844}],
+                         ids=["desktop", "phone"])  # fmt: skip
+def test_the_third_turn_is_about_stimulants_for_adhd_in_adults(
+    browser: Any, server: Server, viewport: dict[str, int] | None
+) -> None:
+    chat = ChatPage(browser, server.url)
+    try:
+        if viewport:
+            chat.page.set_viewport_size(viewport)
+            # on a phone viewport the page is not moved to the conversation's URL after the
+            # first message (seen with Chainlit 2 here; the stored history is not this test's
+            # subject): do not wait for it
+            chat._keeps_history = False
+        chat.open()
+        chat.set_mode("Conversational (follow-up questions)")
+        ask(chat, TURNS[0])
+        ask(chat, TURNS[1])
+        step = chat.last_search_step()
+        assert "Rewrite: resolved" in step, step
+        assert re.search(r"Rewritten question:.*ADHD in adults", step), step
+        third = ask(chat, TURNS[2])
+        step = chat.last_search_step()
+        searched = re.search(r"Rewritten question:\s*(.+)", step)
+        assert searched, step
+        for word in ("stimulant", "ADHD", "adults", "side"):
+            assert word in searched.group(1), step
+        assert "children" not in searched.group(1), step
+        assert chat.source_links(third), third.inner_text()
+        sources = third.inner_text().split("Sources")[-1]  # the answer's list of its abstracts
+        assert len(STIMULANT_WORDS.findall(sources)) >= 2, sources
+        chat.screenshot(f"ui_conversation_third_turn_{'phone' if viewport else 'desktop'}.png")
+    finally:
+        chat.close()
