@@ -34,6 +34,7 @@ import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ingest.errors import CorpusError, FetchError
 from ingest.eutils import EUtilsClient
@@ -249,7 +250,7 @@ def _atomic(path: Path, data: bytes, *, compress: bool = False) -> None:
 
 
 # -- fetching ----------------------------------------------------------------------------------
-def client_for(cfg: Config, **kw) -> EUtilsClient:
+def client_for(cfg: Config, **kw: Any) -> EUtilsClient:
     """The library's E-utilities client: NCBI_API_KEY / NCBI_EMAIL / NCBI_TOOL from the
     environment, ``library.timeout_s`` and ``max_retries``, an unreachable host failing at once
     (someone is waiting), the process-wide rate limit shared with every other user."""

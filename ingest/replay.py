@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 _ARTICLE = re.compile(rb"<PubmedArticle>.*?</PubmedArticle>", re.DOTALL)
 _PMID = re.compile(rb"<PMID[^>]*>(\d+)</PMID>")
@@ -131,7 +132,7 @@ class ReplayState:
     enforce_rate: bool = True
     requests: list[Request] = field(default_factory=list)
     histories: dict[str, list[int]] = field(default_factory=dict)
-    _recent: dict[str, deque] = field(default_factory=dict)
+    _recent: dict[str, deque[float]] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def over_rate(self, key: str, limit: int, now: float) -> bool:
@@ -255,7 +256,7 @@ def _esearch(state: ReplayState, params: dict[str, str]) -> tuple[int, bytes, st
     term = params.get("term", "")
     as_json = params.get("retmode") == "json"
     if state.faults.esearch_error:
-        result: dict = {"ERROR": state.faults.esearch_error}
+        result: dict[str, Any] = {"ERROR": state.faults.esearch_error}
         return 200, json.dumps({"header": {"type": "esearch", "version": "0.3"},
                                 "esearchresult": result}).encode(), "application/json", False
     hits = state.search(term)
