@@ -53,7 +53,7 @@ VERBS = frozenset(
 )
 # finding verbs whose base form is as often a noun ("the functional impact of ...")
 NOUN_TOO = frozenset("impact influence support shape cause benefit delay increase decrease slow "
-                     "raise lower".split())
+                     "raise lower boost".split())
 RELATIONS = ("associated with", "related to", "linked to", "correlated with", "predictive of")
 _HEDGED = re.compile(
     r"\b(?:may|might|could|possibly|potential(?:ly)?|suggest\w*|whether|if|but|whereas|"
@@ -129,9 +129,18 @@ def _lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+# a subject that names no exposure ("How intelligence ...", "Impact of ...", "[Title in
+# translation]") or ends in a coordination ("natural and unnatural causes" read as a verb)
+_NO_SUBJECT = re.compile(
+    r"^(?:how|why|what|whether|when|where|which|impact|effects?|role|influence|do|does|is|are)\b"
+    r"|^\W|\b(?:and|or|of|on|in|from|with|for|to|the|a|an|this|these)$",
+    re.IGNORECASE,
+)
+
+
 def _ok(x: str, y: str) -> bool:
     wx, wy = x.split(), y.split()
-    return 1 <= len(wx) <= 12 and 1 <= len(wy) <= 14 and not re.search(r"\b(?:this|these)$", x)
+    return 1 <= len(wx) <= 12 and 1 <= len(wy) <= 14 and not _NO_SUBJECT.search(x)
 
 
 def question_from_title(title: str) -> tuple[str, str, str] | None:
@@ -230,6 +239,8 @@ def _from_clause(clause: str) -> tuple[str, str, str] | None:
             continue
         if re.search(r"\b(?:is|are|was|were|be|been|not|no)$", x, re.IGNORECASE):
             return None  # passive or negated in a shape not handled
+        if words[i - 1].lower() == "and" or re.search(r"\b(?:and|or) \S+$", x):
+            return None  # "mortality from natural and unnatural causes": no verb
         if _ok(x, y) and not y.lower().startswith(("on ", "of ")):
             base, aux = verb
             return f"{aux} {_lower_first(x)} {base} {y}?", "yes", "verb"

@@ -367,11 +367,15 @@ class Relation:
                 return False
         elif self.hits(stems) < min(2, len(self.concepts)):
             return False
+        return not self.other_population(text)
+
+    def other_population(self, text: str) -> bool:
+        """Whether ``text`` is scoped to a population the question does not ask about ("in
+        women", asked "in men")."""
         words = set(words_of(text))
-        for group in POPULATIONS:
-            if words & group and not words & self.populations and self.populations:
-                return False
-        return True
+        return bool(self.populations) and any(
+            words & group and not words & self.populations for group in POPULATIONS
+        )
 
 
 def question_relation(question: str) -> Relation:
@@ -439,7 +443,8 @@ def relation_stance(
     written about, so a "no" needs a clause that states the question's."""
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
-        if whole.stance == "yes" and not RECOMMENDATION.search(text):
+        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
+                and not relation.other_population(text)):  # fmt: skip
             return _guarded(whole, text, asks_sameness)
         return SentenceStance(None, 0.0, "")
     _, asked = _scoped_out(text, question_stems)
@@ -456,7 +461,8 @@ def relation_stance(
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
-        if whole.stance == "yes" and not RECOMMENDATION.search(text):
+        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
+                and not relation.other_population(text)):  # fmt: skip
             return _guarded(whole, text, asks_sameness)
         return SentenceStance(None, 0.0, "")
     if len({r.stance for r in said if r.stance != "unclear"}) > 1:
