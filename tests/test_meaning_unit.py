@@ -38,13 +38,14 @@ def test_no_increased_risk_says_no() -> None:
 
 
 def test_a_yes_never_stands_on_a_clause_with_an_unexplained_negation() -> None:
-    # mutation caught: the final guard (_guarded) removed -> "yes" from "no greater odds"
+    # mutation caught: the final guard (_guarded) removed -> "yes" read from "associated with"
+    # in a sentence that says the opposite in words no null-finding rule knows ("never")
     q = "Is hearing loss linked to dementia?"
     said = relation_stance(
-        "There were no greater odds of dementia in adults with hearing loss, though it was "
-        "associated with depression.", question_relation(q), question_stems(q),
+        "Hearing loss was never associated with dementia in this cohort.",
+        question_relation(q), question_stems(q),
     )
-    assert said.stance != "yes"
+    assert said.stance == "unclear"
 
 
 def test_a_recommendation_never_decides() -> None:
