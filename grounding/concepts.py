@@ -91,6 +91,9 @@ RUN_BREAKERS = frozenset(
     scores suffer suffers experience experiences show exhibit exhibits exist exists existed
     work works worked emphasize emphasizes emphasise emphasises suggest suggests indicate
     indicates reveal reveals describe describes mention mentions report reports reported
+    modulate modulates amplify amplifies explain explains mediate mediates moderate moderates
+    attenuate attenuates determine determines upregulate upregulates downregulate downregulates
+    promote promotes facilitate facilitates hinder hinders
     """.split()
 )
 

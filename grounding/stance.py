@@ -361,9 +361,9 @@ class Relation:
         stems = stems_of(text)
         for w in words_of(text) if aliases else ():
             stems |= (aliases or {}).get(w, frozenset())
-        if self.sides and len(set(self.sides)) == 2:
+        if self.sides and {0, 1} <= set(self.sides):
             found = {side for c, side in zip(self.concepts, self.sides, strict=True) if c & stems}
-            if len(found) < 2:
+            if not {0, 1} <= found:
                 return False
         elif self.hits(stems) < min(2, len(self.concepts)):
             return False
@@ -391,9 +391,22 @@ def question_relation(question: str) -> Relation:
     verb = RELATION_WORD.search(question)
     sides: tuple[int, ...] = ()
     if verb is not None:
-        starts = [question.find(c.text) for c in found]
-        sides = tuple(int(start > verb.start()) for start in starts)
+        sides = tuple(_side(question, c.text, verb.start()) for c in found)
     return Relation(concepts, populations, sides)
+
+
+_SCOPE = re.compile(
+    r"\b(?:in|among|amongst|during|across|within)\s+(?:\S+\s+){0,2}$", re.IGNORECASE
+)
+
+
+def _side(question: str, text: str, verb_at: int) -> int:
+    """0: the concept comes before the relation word (the exposure); 1: after it (the outcome);
+    2: after it, as the scope ("... IN children with epilepsy"), which a clause need not name."""
+    start = question.find(text)
+    if start <= verb_at:
+        return 0
+    return 2 if _SCOPE.search(question[verb_at:start]) else 1
 
 
 _DEFINED = re.compile(r"((?:[\w'-]+\s+){1,8}?)\(\s*([A-Za-z][A-Za-z0-9-]{1,9})s?\s*[),;]")
@@ -415,6 +428,24 @@ def abbreviations(text: str) -> dict[str, frozenset[str]]:
             words = words[1:]
         if words and words[0][:1].lower() == abbr[0].lower():
             out[abbr.lower()] = frozenset(stem(w) for w in words_of(" ".join(words)))
+    return out
+
+
+# a clause that opens with its verb ("..., but IS significantly associated with Y") has the
+# previous clause's subject
+_NO_SUBJECT = re.compile(
+    r"^(?:is|are|was|were|has|have|had|did|does|do|also|still|not|significantly|only|"
+    r"could|can|may|might|would|will|\w+ed)\b",
+    re.IGNORECASE,
+)
+
+
+def _with_subjects(parts: list[str]) -> list[str]:
+    """Each clause as its relation is checked: a clause without a subject of its own is read
+    with the previous clause's words before it."""
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        out.append(f"{parts[i - 1]} {part}" if i and _NO_SUBJECT.match(part) else part)
     return out
 
 
@@ -456,8 +487,8 @@ def relation_stance(
     reads = [
         _guarded(sentence_stance(p, question_stems, asks_sameness=asks_sameness), p,
                  asks_sameness)
-        for p in parts
-        if relation.stated_in(p, aliases) and not RECOMMENDATION.search(p)
+        for p, named in zip(parts, _with_subjects(parts), strict=True)
+        if relation.stated_in(named, aliases) and not RECOMMENDATION.search(p)
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
