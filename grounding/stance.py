@@ -75,6 +75,11 @@ NULL_FINDING = _rx(
     r"decreased|lower|reduced|poorer|worse|better) (?:[\w-]+ ){0,2}?(?:risks?|odds|rates?|"
     r"likelihood|prevalence|incidence|levels?|scores?|performance|frequency|chances?)",
     r"not (?:at |an? )?(?:increased|higher|greater|elevated) (?:[\w-]+ )?risk",
+    r"without (?:an? )?(?:\w+ )?(?:increased|enhanced|higher|greater|elevated) risk",
+    r"not (?:\w+ )?(?:useful|necessary|needed|required|helpful|beneficial|valuable|essential|"
+    r"justified|warranted|indicated|advantageous|worthwhile)",
+    r"no (?:\w+ )?(?:additional|added|incremental|further|clinical|prognostic|diagnostic) "
+    r"(?:value|benefit|role|advantage)",
     r"no (?:[\w-]+ ){0,3}(?:differences?|effects?|associations?|correlations?|relationships?|"
     r"relations?|link|evidence|benefits?|advantage|impact|influence|improvements?|increase|"
     r"reduction|changes?|decline|impairment|deficits?|role|support)",
@@ -338,11 +343,14 @@ class Relation:
     """What the question asks about, as a sentence must state it to decide: its concepts (the
     stems of each concept's words) and the populations it names."""
 
-    concepts: tuple[frozenset[str], ...]
+    concepts: tuple[frozenset[str], ...]  # each concept's specific (essential) words' stems
     populations: frozenset[str] = frozenset()
     # the concepts' sides of the question's relation word (0: before it, the exposure or
     # subject; 1: after it, the outcome); () when the question has no relation word
     sides: tuple[int, ...] = ()
+    # each concept's words' stems, all of them: what names it when the abstract never uses its
+    # specific words ("heart anomalies" for "congenital heart defects")
+    broad: tuple[frozenset[str], ...] = ()
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -350,9 +358,12 @@ class Relation:
     def for_source(self, source_stems: set[str]) -> Relation:
         """The concepts this abstract names in the question's own words; a concept it states in
         other words ("memantine" for "Namenda") cannot be checked clause by clause."""
-        keep = [i for i, c in enumerate(self.concepts) if c & source_stems]
-        return Relation(tuple(self.concepts[i] for i in keep), self.populations,
-                        tuple(self.sides[i] for i in keep) if self.sides else ())  # fmt: skip
+        broad = self.broad or self.concepts
+        keys = [c if c & source_stems else b for c, b in zip(self.concepts, broad, strict=True)]
+        keep = [i for i, key in enumerate(keys) if key & source_stems]
+        return Relation(tuple(keys[i] for i in keep), self.populations,
+                        tuple(self.sides[i] for i in keep) if self.sides else (),
+                        tuple(broad[i] for i in keep))  # fmt: skip
 
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
@@ -386,13 +397,14 @@ def question_relation(question: str) -> Relation:
     found = [c for c in question_concepts(question) if c.words]
     # a concept is found by its specific words ("BILATERAL hearing loss") when it has any
     concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) for c in found)
+    broad = tuple(frozenset(stem(w) for w in c.words) for c in found)
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)
     verb = RELATION_WORD.search(question)
     sides: tuple[int, ...] = ()
     if verb is not None:
         sides = tuple(_side(question, c.text, verb.start()) for c in found)
-    return Relation(concepts, populations, sides)
+    return Relation(concepts, populations, sides, broad)
 
 
 _SCOPE = re.compile(
@@ -434,7 +446,8 @@ def abbreviations(text: str) -> dict[str, frozenset[str]]:
 # a clause that opens with its verb ("..., but IS significantly associated with Y") has the
 # previous clause's subject
 _NO_SUBJECT = re.compile(
-    r"^(?:is|are|was|were|has|have|had|did|does|do|also|still|not|significantly|only|"
+    r"^(?:it|they|this|these|which|that|is|are|was|were|has|have|had|did|does|do|also|still|"
+    r"not|significantly|only|"
     r"could|can|may|might|would|will|\w+ed)\b",
     re.IGNORECASE,
 )
@@ -589,6 +602,12 @@ def source_stance(
         if not overlap:  # the labelled conclusion about the study's own question
             read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
             if RECOMMENDATION.search(sentence.text):
+                continue
+        elif sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
+            # the labelled conclusion states the study's own question: one clause, one relation
+            read = _guarded(sentence_stance(sentence.text, question_stems,
+                                            asks_sameness=sameness), sentence.text, sameness)
+            if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
                 continue
         else:
             read = relation_stance(sentence.text, relation, question_stems,
