@@ -52,8 +52,8 @@ VERBS = frozenset(
     """.split()
 )
 # finding verbs whose base form is as often a noun ("the functional impact of ...")
-NOUN_TOO = frozenset("impact influence support shape cause benefit delay increase decrease slow affect "
-                     "raise lower boost".split())
+NOUN_TOO = frozenset("impact influence support shape cause benefit delay increase decrease slow "
+                     "affect raise lower boost".split())
 RELATIONS = ("associated with", "related to", "linked to", "correlated with", "predictive of")
 _HEDGED = re.compile(
     r"\b(?:may|might|could|possibly|potential(?:ly)?|suggest\w*|whether|if|but|whereas|"
