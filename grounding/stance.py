@@ -76,6 +76,7 @@ NULL_FINDING = _rx(
     r"likelihood|prevalence|incidence|levels?|scores?|performance|frequency|chances?)",
     r"not (?:at |an? )?(?:increased|higher|greater|elevated) (?:[\w-]+ )?risk",
     r"without (?:an? )?(?:\w+ )?(?:increased|enhanced|higher|greater|elevated) risk",
+    r"(?:was|were|is|are|seems?|appears?) (?:\w+ )?unlikely to",
     r"not (?:\w+ )?(?:useful|necessary|needed|required|helpful|beneficial|valuable|essential|"
     r"justified|warranted|indicated|advantageous|worthwhile)",
     r"no (?:\w+ )?(?:additional|added|incremental|further|clinical|prognostic|diagnostic) "
@@ -335,6 +336,7 @@ def _sameness_stance(text: str) -> SentenceStance:
 # A negation word a "yes" clause must not hold once affirming and non-finding negations are
 # removed: the final guard against quoting a sentence that says the opposite of the verdict.
 _NEGATION = _rx(r"not", r"no", r"neither", r"nor", r"never", r"without", r"\w+n't", r"cannot",
+                r"unlikely",
                 r"fail\w*", r"lack\w*", r"absen\w+", r"none")  # fmt: skip
 
 

@@ -35,6 +35,9 @@ def test_no_increased_risk_says_no() -> None:
     stems = question_stems(HIRSCHSPRUNG_Q)
     assert sentence_stance(HIRSCHSPRUNG, stems).stance == "no"
     assert _stance(HIRSCHSPRUNG_Q, f"We studied 2,000 children. {HIRSCHSPRUNG}") == "no"
+    q = "Is disconnection syndrome more likely after anterior callosotomy?"
+    said = "Anterior callosotomy was unlikely to result in disconnection syndrome."
+    assert sentence_stance(said, question_stems(q)).stance == "no"
 
 
 def test_a_yes_never_stands_on_a_clause_with_an_unexplained_negation() -> None:
