@@ -173,7 +173,7 @@ def _name_like(word: str) -> bool:
     return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
 
 
-def essential_word(word: str, corpus: CorpusTerms | None = None) -> bool:
+def essential_word(word: str, corpus: CorpusTerms | None = None, alone: bool = True) -> bool:
     """Whether an answer must be about ``word``: a name ("nf1", "covid-19"), or a word rare in
     general English (wordfreq Zipf < 4) that is not the corpus's own everyday vocabulary (in
     at most :data:`CORPUS_SHARE` of the chunks), or one the corpus itself rarely uses
@@ -182,7 +182,7 @@ def essential_word(word: str, corpus: CorpusTerms | None = None) -> bool:
         return True
     if len(word) < 2 or _inflected_common(word):
         return False
-    if _verb_form(word) and (
+    if alone and _verb_form(word) and (
         corpus is None or not corpus.size
         or corpus.chunks_with_stems([stem(word)]) < SCARCE_CHUNKS
     ):  # fmt: skip
@@ -261,7 +261,10 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
         if not words or key in seen:
             continue
         seen.add(key)
-        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus)))
+        # a verb form is user wording when it stands alone ("zapped"), not inside a compound
+        # ("CHEWING gum", "cord CLAMPING")
+        alone = len(words) == 1
+        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus, alone)))
         absent: tuple[str, ...] = ()
         scarce: tuple[str, ...] = essential
         if corpus is not None:
