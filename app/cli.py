@@ -83,6 +83,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "questions",
                 "eval.verdicts",
             ),
+            "autolabel": (
+                "yes/no questions labelled by the corpus's own titles; the judgement scored on "
+                "them",
+                "eval.autolabel",
+            ),
         },
     ),
     "bench": (

@@ -67,8 +67,17 @@ QUESTION_FRAME = frozenset(
     six seven eight nine ten first second third several many much few some any each every
     other another own end ends become becomes became keep keeps kept remain remains stay
     twenties thirties forties fifties sixties seventies eighties nineties teens teenage
+    tied tie ties connected connection hurt hurts drag drags lift lifts sharpen sharpens sharper
+    smarter brighter boost boosts cut cuts beat beats lessen lessens actually anyway daily
+    regularly stuff thing things okay guys folks end ended ending
     """.split()
 )
+# "in their 50s", "the 1990s": an age or a period, not a concept
+_DECADE = re.compile(r"^(?:1[89]|20)?\d0s$")
+# A verb form ("zapped", "popping", "restarting") of a common English verb (Zipf >= this) is how
+# a user words the question, unless the corpus itself uses the word as a term (in at least
+# SCARCE_CHUNKS chunks: "smoking", "bullying", "breastfeeding")
+VERB_FORM_ZIPF = 3.5
 # Verbs that end a concept without being one ("does vonoprazan heal erosive esophagitis"): they
 # split a run of content words; what they do is the question's frame, not what was studied.
 RUN_BREAKERS = frozenset(
@@ -82,6 +91,9 @@ RUN_BREAKERS = frozenset(
     scores suffer suffers experience experiences show exhibit exhibits exist exists existed
     work works worked emphasize emphasizes emphasise emphasises suggest suggests indicate
     indicates reveal reveals describe describes mention mentions report reports reported
+    modulate modulates amplify amplifies explain explains mediate mediates moderate moderates
+    attenuate attenuates determine determines upregulate upregulates downregulate downregulates
+    promote promotes facilitate facilitates hinder hinders
     """.split()
 )
 
@@ -116,6 +128,16 @@ class CorpusTerms(Protocol):
         ...
 
 
+@runtime_checkable
+class CorpusAliases(Protocol):
+    """What the index can say about a word's other names (:class:`grounding.aliases.AliasTable`,
+    the abbreviations its abstracts define)."""
+
+    def alias_stems(self, name: str) -> list[frozenset[str]]:
+        """Each other name of ``name`` as the stems of its words."""
+        ...
+
+
 @dataclass(frozen=True)
 class Concept:
     """A run of adjacent content words of the question."""
@@ -125,6 +147,9 @@ class Concept:
     essential: tuple[str, ...]  # the words an addressing source must have; () if none
     absent: tuple[str, ...] = ()  # its essential words that no indexed chunk holds
     scarce: tuple[str, ...] = ()  # its essential words in fewer than SCARCE_CHUNKS chunks
+    # other names from the corpus: of an essential word ("osa"), or of the whole concept
+    # ("obstructive sleep apnea", key "") -> the stems of each other name
+    aliases: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = ()
 
     def name_for(self, missing: Sequence[str]) -> str:
         """How a message names the concept when ``missing`` (some of its essential words) are
@@ -148,7 +173,7 @@ def _name_like(word: str) -> bool:
     return any(ch.isdigit() for ch in word) and any(ch.isalpha() for ch in word)
 
 
-def essential_word(word: str, corpus: CorpusTerms | None = None) -> bool:
+def essential_word(word: str, corpus: CorpusTerms | None = None, alone: bool = True) -> bool:
     """Whether an answer must be about ``word``: a name ("nf1", "covid-19"), or a word rare in
     general English (wordfreq Zipf < 4) that is not the corpus's own everyday vocabulary (in
     at most :data:`CORPUS_SHARE` of the chunks), or one the corpus itself rarely uses
@@ -156,6 +181,11 @@ def essential_word(word: str, corpus: CorpusTerms | None = None) -> bool:
     if _name_like(word):
         return True
     if len(word) < 2 or _inflected_common(word):
+        return False
+    if alone and _verb_form(word) and (
+        corpus is None or not corpus.size
+        or corpus.chunks_with_stems([stem(word)]) < SCARCE_CHUNKS
+    ):  # fmt: skip
         return False
     zipf = zipf_frequency(word, "en")
     if corpus is None or not corpus.size:
@@ -178,12 +208,28 @@ def _inflected_common(word: str) -> bool:
     return False
 
 
+def _verb_form(word: str) -> bool:
+    """A past or -ing form of a common English verb ("zapped" zap, "popping" pop, "restarting"
+    restart, "wrecked" wreck)."""
+    for suffix in ("ing", "ed"):
+        if not word.endswith(suffix) or len(word) <= len(suffix) + 2:
+            continue
+        base = word[: -len(suffix)]
+        bases = [base, base + "e"]
+        if len(base) > 2 and base[-1] == base[-2]:
+            bases.append(base[:-1])
+        if any(zipf_frequency(b, "en") >= VERB_FORM_ZIPF for b in bases):
+            return True
+    return False
+
+
 def _content(word: str) -> bool:
     return (
         len(word) > 1
         and word not in STOPWORDS
         and word not in QUESTION_FRAME
         and not word.isdigit()
+        and not _DECADE.match(word)
     )
 
 
@@ -215,7 +261,10 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
         if not words or key in seen:
             continue
         seen.add(key)
-        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus)))
+        # a verb form is user wording when it stands alone ("zapped"), not inside a compound
+        # ("CHEWING gum", "cord CLAMPING")
+        alone = len(words) == 1
+        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus, alone)))
         absent: tuple[str, ...] = ()
         scarce: tuple[str, ...] = essential
         if corpus is not None:
@@ -223,7 +272,13 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
             absent = tuple(w for w in essential if not counts[w])
             scarce = tuple(w for w in essential if counts[w] < SCARCE_CHUNKS)
         text = " ".join(surface for surface, _ in run).strip("'\u2019")
-        concepts.append(Concept(text, words, essential, absent, scarce))
+        aliases: list[tuple[str, tuple[frozenset[str], ...]]] = []
+        if isinstance(corpus, CorpusAliases) and essential:
+            for key, name in [("", " ".join(words)), *((w, w) for w in essential)]:
+                found = tuple(corpus.alias_stems(name))
+                if found:
+                    aliases.append((key, found))
+        concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases)))
     return concepts
 
 
@@ -291,6 +346,8 @@ def check_coverage(
     words = list(dict.fromkeys(w for c in concepts for w in c.essential))
     source_stems = [_source_stems(pool, si) for si in range(len(pool.sources))]  # once each
     per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
+    for row, stems in zip(per_source, source_stems, strict=True):
+        _by_alias(concepts, row, stems)
     todo = sorted({w for row in per_source for w, ok in row.items() if not ok})
     if todo and encoder is not None:
         similar = _similar_words(todo, pool, encoder, synonym_bar)
@@ -301,6 +358,16 @@ def check_coverage(
         pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
     ]
     return Coverage(list(concepts), per_source, addressing)
+
+
+def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]) -> None:
+    """Mark the essential words a source names by another name the corpus gives them: "OSA" for
+    "obstructive sleep apnea" (the whole concept), "tuberculosis" for "TB"."""
+    for concept in concepts:
+        for key, names in concept.aliases:
+            if any(name and name <= stems for name in names):
+                for w in concept.essential if not key else (key,):
+                    row[w] = True
 
 
 def _addresses(concepts: Sequence[Concept], found: dict[str, bool]) -> bool:

@@ -71,6 +71,16 @@ SCOPED_NOT = re.compile(
 )
 
 NULL_FINDING = _rx(
+    r"no (?:[\w-]+ ){0,2}?(?:increased|higher|greater|elevated|excess|additional|heightened|"
+    r"decreased|lower|reduced|poorer|worse|better) (?:[\w-]+ ){0,2}?(?:risks?|odds|rates?|"
+    r"likelihood|prevalence|incidence|levels?|scores?|performance|frequency|chances?)",
+    r"not (?:at |an? )?(?:increased|higher|greater|elevated) (?:[\w-]+ )?risk",
+    r"without (?:an? )?(?:\w+ )?(?:increased|enhanced|higher|greater|elevated) risk",
+    r"(?:was|were|is|are|seems?|appears?) (?:\w+ )?unlikely to",
+    r"not (?:\w+ )?(?:useful|necessary|needed|required|helpful|beneficial|valuable|essential|"
+    r"justified|warranted|indicated|advantageous|worthwhile)",
+    r"no (?:\w+ )?(?:additional|added|incremental|further|clinical|prognostic|diagnostic) "
+    r"(?:value|benefit|role|advantage)",
     r"no (?:[\w-]+ ){0,3}(?:differences?|effects?|associations?|correlations?|relationships?|"
     r"relations?|link|evidence|benefits?|advantage|impact|influence|improvements?|increase|"
     r"reduction|changes?|decline|impairment|deficits?|role|support)",
@@ -123,6 +133,8 @@ HEDGE = _rx(
 
 # A strong null finding: the plain statement that something was not found.
 STRONG_NULL = _rx(
+    r"no (?:increased|higher|greater|elevated|excess) (?:[\w-]+ ){0,2}?(?:risks?|odds|rates?|"
+    r"likelihood|prevalence|incidence)",
     r"no (?:statistically )?significant", r"not (?:statistically )?significant(?:ly)?",
     r"no (?:[\w-]+ ){0,3}(?:differences?|effects?|associations?|correlations?|benefits?|"
     r"improvements?|evidence)",
@@ -144,6 +156,46 @@ EQUIVALENCE = _rx(
     r"similar", r"comparable", r"equivalent", r"identical", r"indistinguishable",
     r"non-?inferior", r"as (?:good|effective|safe|accurate) as",
 )  # fmt: skip
+# A recommendation, an aim or future work states no finding: such a sentence never decides
+# ("we must develop integrated care packages", "future studies should ...", "is needed").
+RECOMMENDATION = _rx(
+    r"(?:we|clinicians|physicians|practitioners|researchers|policy ?makers|governments?|"
+    r"programs?|programmes?|interventions?|efforts?|studies|research|work|trials?|schools?|"
+    r"parents|services|there) (?:\w+ )?(?:must|should|need to|needs to|ought to|have to|has to)",
+    r"(?:should|must|ought to) (?:also )?(?:be|include|consider|focus|target|take|receive|"
+    r"address|aim|prioriti[sz]e|develop|promote|encourage)",
+    r"(?:future|further|more|additional|larger|longitudinal|prospective) (?:\w+ )?(?:research|"
+    r"studies|study|work|trials?|investigations?|efforts?|examination)",
+    r"(?:is|are|remains?|will be) (?:urgently |still |therefore |thus )?(?:needed|warranted|"
+    r"required|necessary|recommended)",
+    r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"
+    r"advisable|recommended) (?:to|that)",
+    r"recommend\w*", r"(?:we|this study) (?:aimed|aim|sought|set out|hypothesi[sz]ed)",
+    r"(?:the )?(?:aim|objective|purpose|goal) (?:of|was|is)",
+)  # fmt: skip
+# Where a sentence's clauses part: each clause may state a different relation ("X was not
+# related to Y, but Z predicted W"); only a clause stating the question's relation decides.
+CLAUSE_BREAK = re.compile(
+    r";|:\s|,?\s+\b(?:but|whereas|while|although|though|however|yet|in contrast|unlike)\b"
+    r"|,\s+(?:and|which|whereas|with)\b",
+    re.IGNORECASE,
+)
+# The word of a question that relates its exposure to its outcome ("Does X IMPROVE Y?").
+RELATION_WORD = _rx(
+    r"associated", r"related", r"linked", r"correlated", r"tied", r"connected", r"predict\w*",
+    r"improv\w*", r"increas\w*", r"reduc\w*", r"decreas\w*", r"rais\w*", r"lower\w*",
+    r"affect\w*", r"influenc\w*", r"impair\w*", r"enhanc\w*", r"boost\w*", r"protect\w*",
+    r"prevent\w*", r"caus\w*", r"lead to", r"leads to", r"explain\w*", r"mediat\w*",
+    r"moderat\w*", r"benefit\w*", r"help\w*", r"hurt\w*", r"harm\w*", r"worsen\w*",
+    r"alter\w*", r"change\w*", r"differ\w*", r"higher", r"greater", r"more", r"less",
+    r"better", r"worse", r"risk", r"effect", r"impact\w*",
+)  # fmt: skip
+# Populations a finding may be scoped to; a clause about one the question does not ask about
+# ("... in women", asked "in men") decides nothing.
+POPULATIONS: tuple[frozenset[str], ...] = (
+    frozenset({"men", "man", "male", "males", "boys", "boy"}),
+    frozenset({"women", "woman", "female", "females", "girls", "girl"}),
+)
 # Feature names of the stance classifier, in its stored order.
 STANCE_FEATURES: tuple[str, ...] = (
     "strong_null", "null", "null_near_question", "doubt", "affirmative", "affirm_near_question",
@@ -281,6 +333,202 @@ def _sameness_stance(text: str) -> SentenceStance:
     return SentenceStance(None, 0.0, "")
 
 
+# A negation word a "yes" clause must not hold once affirming and non-finding negations are
+# removed: the final guard against quoting a sentence that says the opposite of the verdict.
+_NEGATION = _rx(r"not", r"no", r"neither", r"nor", r"never", r"without", r"\w+n't", r"cannot",
+                r"unlikely",
+                r"fail\w*", r"lack\w*", r"absen\w+", r"none")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Relation:
+    """What the question asks about, as a sentence must state it to decide: its concepts (the
+    stems of each concept's words) and the populations it names."""
+
+    concepts: tuple[frozenset[str], ...]  # each concept's specific (essential) words' stems
+    populations: frozenset[str] = frozenset()
+    # the concepts' sides of the question's relation word (0: before it, the exposure or
+    # subject; 1: after it, the outcome); () when the question has no relation word
+    sides: tuple[int, ...] = ()
+    # each concept's words' stems, all of them: what names it when the abstract never uses its
+    # specific words ("heart anomalies" for "congenital heart defects")
+    broad: tuple[frozenset[str], ...] = ()
+
+    def hits(self, stems: set[str]) -> int:
+        return sum(1 for c in self.concepts if c & stems)
+
+    def for_source(self, source_stems: set[str]) -> Relation:
+        """The concepts this abstract names in the question's own words; a concept it states in
+        other words ("memantine" for "Namenda") cannot be checked clause by clause."""
+        broad = self.broad or self.concepts
+        keys = [c if c & source_stems else b for c, b in zip(self.concepts, broad, strict=True)]
+        keep = [i for i, key in enumerate(keys) if key & source_stems]
+        return Relation(tuple(keys[i] for i in keep), self.populations,
+                        tuple(self.sides[i] for i in keep) if self.sides else (),
+                        tuple(broad[i] for i in keep))  # fmt: skip
+
+    def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
+        """Whether ``text`` names enough of the relation (a concept of each side of the
+        question's relation word, else two of its concepts, or the one there is) and no
+        population other than the one asked about."""
+        stems = stems_of(text)
+        for w in words_of(text) if aliases else ():
+            stems |= (aliases or {}).get(w, frozenset())
+        if self.sides and {0, 1} <= set(self.sides):
+            found = {side for c, side in zip(self.concepts, self.sides, strict=True) if c & stems}
+            if not {0, 1} <= found:
+                return False
+        elif self.hits(stems) < min(2, len(self.concepts)):
+            return False
+        return not self.other_population(text)
+
+    def other_population(self, text: str) -> bool:
+        """Whether ``text`` is scoped to a population the question does not ask about ("in
+        women", asked "in men")."""
+        words = set(words_of(text))
+        return bool(self.populations) and any(
+            words & group and not words & self.populations for group in POPULATIONS
+        )
+
+
+def question_relation(question: str) -> Relation:
+    """The :class:`Relation` of a question: its concepts (:func:`grounding.concepts.
+    question_concepts`) and the populations it names ("in men")."""
+    from grounding.concepts import question_concepts
+
+    found = [c for c in question_concepts(question) if c.words]
+    # a concept is found by its specific words ("BILATERAL hearing loss") when it has any
+    concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) for c in found)
+    broad = tuple(frozenset(stem(w) for w in c.words) for c in found)
+    words = set(words_of(question))
+    populations = frozenset(w for group in POPULATIONS for w in group if w in words)
+    verb = RELATION_WORD.search(question)
+    sides: tuple[int, ...] = ()
+    if verb is not None:
+        sides = tuple(_side(question, c.text, verb.start()) for c in found)
+    return Relation(concepts, populations, sides, broad)
+
+
+_SCOPE = re.compile(
+    r"\b(?:in|among|amongst|during|across|within)\s+(?:\S+\s+){0,2}$", re.IGNORECASE
+)
+
+
+def _side(question: str, text: str, verb_at: int) -> int:
+    """0: the concept comes before the relation word (the exposure); 1: after it (the outcome);
+    2: after it, as the scope ("... IN children with epilepsy"), which a clause need not name."""
+    start = question.find(text)
+    if start <= verb_at:
+        return 0
+    return 2 if _SCOPE.search(question[verb_at:start]) else 1
+
+
+_DEFINED = re.compile(r"((?:[\w'-]+\s+){1,8}?)\(\s*([A-Za-z][A-Za-z0-9-]{1,9})s?\s*[),;]")
+
+
+def abbreviations(text: str) -> dict[str, frozenset[str]]:
+    """The abbreviations an abstract defines ("hippocampal (HP) volume", "intelligence quotient
+    (IQ)"), lower-cased, each to the stems of its long form: the words before the parenthesis,
+    as many as the abbreviation's capitals, the first starting with its first letter."""
+    out: dict[str, frozenset[str]] = {}
+    for m in _DEFINED.finditer(text):
+        abbr = m.group(2)
+        capitals = sum(ch.isupper() for ch in abbr)
+        if capitals < 2 and not abbr.isupper():
+            continue
+        before = m.group(1).split()
+        words = before[-min(max(capitals, 1), len(before)):]
+        while len(words) > 1 and words[0][:1].lower() != abbr[0].lower():
+            words = words[1:]
+        if words and words[0][:1].lower() == abbr[0].lower():
+            out[abbr.lower()] = frozenset(stem(w) for w in words_of(" ".join(words)))
+    return out
+
+
+# a clause that opens with its verb ("..., but IS significantly associated with Y") has the
+# previous clause's subject
+_NO_SUBJECT = re.compile(
+    r"^(?:it|they|this|these|which|that|is|are|was|were|has|have|had|did|does|do|also|still|"
+    r"not|significantly|only|"
+    r"could|can|may|might|would|will|\w+ed)\b",
+    re.IGNORECASE,
+)
+
+
+def _with_subjects(parts: list[str]) -> list[str]:
+    """Each clause as its relation is checked: a clause without a subject of its own is read
+    with the previous clause's words before it."""
+    out: list[str] = []
+    for i, part in enumerate(parts):
+        out.append(f"{parts[i - 1]} {part}" if i and _NO_SUBJECT.match(part) else part)
+    return out
+
+
+def clauses(text: str) -> list[str]:
+    """The sentence's clauses (:data:`CLAUSE_BREAK`)."""
+    parts = [p.strip(" ,") for p in CLAUSE_BREAK.split(text)]
+    return [p for p in parts if p]
+
+
+def relation_stance(
+    text: str,
+    relation: Relation,
+    question_stems: set[str],
+    *,
+    asks_sameness: bool = False,
+    aliases: dict[str, frozenset[str]] | None = None,
+) -> SentenceStance:
+    """The stance of a sentence toward the question's RELATION: only a clause that states it
+    (:meth:`Relation.stated_in`) and is no recommendation, aim or future work decides; a
+    negation is read in its clause ("X was not related to Z, but X predicted Y" says yes to
+    "Does X predict Y?"). Clauses that disagree make the sentence unclear.
+
+    A sentence that states the relation in words of its own (no clause names it as the question
+    does) may still say YES when nothing in it is negated: an affirmative finding is what an
+    abstract reports of its own question; a negation, though, is scoped to the relation it is
+    written about, so a "no" needs a clause that states the question's."""
+    whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
+    if not relation.stated_in(text, aliases):
+        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
+                and not relation.other_population(text)):  # fmt: skip
+            return _guarded(whole, text, asks_sameness)
+        return SentenceStance(None, 0.0, "")
+    _, asked = _scoped_out(text, question_stems)
+    parts = clauses(text)
+    if asked is not None or len(parts) == 1:  # "..., but not <what is asked>": read whole
+        if RECOMMENDATION.search(text) and asked is None:
+            return SentenceStance(None, 0.0, "")
+        return _guarded(whole, text, asks_sameness)
+    reads = [
+        _guarded(sentence_stance(p, question_stems, asks_sameness=asks_sameness), p,
+                 asks_sameness)
+        for p, named in zip(parts, _with_subjects(parts), strict=True)
+        if relation.stated_in(named, aliases) and not RECOMMENDATION.search(p)
+    ]  # fmt: skip
+    said = [r for r in reads if r.stance is not None]
+    if not said:
+        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
+                and not relation.other_population(text)):  # fmt: skip
+            return _guarded(whole, text, asks_sameness)
+        return SentenceStance(None, 0.0, "")
+    if len({r.stance for r in said if r.stance != "unclear"}) > 1:
+        return SentenceStance("unclear", 0.5, "clauses disagree")
+    return max(said, key=lambda r: r.strength)
+
+
+def _guarded(read: SentenceStance, clause: str, asks_sameness: bool) -> SentenceStance:
+    """The final guard: a "yes" whose clause still holds a negation (once affirming and
+    non-finding negations are removed) may state the opposite ("There is no increased risk of
+    ..."): unclear, never a yes."""
+    if read.stance != "yes" or asks_sameness:
+        return read
+    body, _ = _scoped_out(clause, set())
+    body = NON_FINDING_NEGATIONS.sub(" ", AFFIRMING_NEGATIONS.sub(" ", body))
+    if _NEGATION.search(body):
+        return SentenceStance("unclear", 0.5, read.cue)
+    return read
+
+
 # A stance stated without a hedge (the rules' strength for an unhedged yes or no).
 PLAIN = 0.8
 
@@ -342,13 +590,30 @@ def source_stance(
     ]
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
+    aliases = abbreviations(source.abstract)
+    source_stems = stems_of(f"{source.title} {source.abstract}")
+    for expansion in aliases.values():
+        source_stems |= expansion
+    relation = question_relation(question).for_source(source_stems)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
         if not overlap and sentence.kind != "conclusion":
             continue  # shares no word with the question: about something else
-        read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
+        if not overlap:  # the labelled conclusion about the study's own question
+            read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
+            if RECOMMENDATION.search(sentence.text):
+                continue
+        elif sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
+            # the labelled conclusion states the study's own question: one clause, one relation
+            read = _guarded(sentence_stance(sentence.text, question_stems,
+                                            asks_sameness=sameness), sentence.text, sameness)
+            if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
+                continue
+        else:
+            read = relation_stance(sentence.text, relation, question_stems,
+                                   asks_sameness=sameness, aliases=aliases)  # fmt: skip
         if read.stance is None:
             continue
         if sentence in answer and read.strength >= PLAIN:

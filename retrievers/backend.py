@@ -17,6 +17,7 @@ from langchain_community.vectorstores import FAISS
 from langchain_community.vectorstores.utils import DistanceStrategy
 from langchain_core.documents import Document
 
+from indexing.aliases import AliasTable
 from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
@@ -80,6 +81,7 @@ class FaissBM25Backend:
         check_counts(folder, self.manifest, **sizes)
         self.filter_index = FilterIndex(stored.metadata)  # filters as masks (dense_filter.py)
         self._rows_by_pmid: dict[str, list[int]] | None = None
+        self._aliases: AliasTable | None = None
 
     @property
     def size(self) -> int:
@@ -104,6 +106,13 @@ class FaissBM25Backend:
             self._rows_by_pmid = rows
         chunks = [self.docs[r] for r in self._rows_by_pmid.get(str(pmid), [])]
         return sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
+
+    def alias_stems(self, name: str) -> list[frozenset[str]]:
+        """The other names the corpus's abstracts define for ``name`` (grounding.aliases), each
+        as its words' stems; the table is built from the chunks on first use (~1 s)."""
+        if self._aliases is None:
+            self._aliases = AliasTable.build(d.page_content for d in self.docs)
+        return self._aliases.stems_of(name)
 
     def chunks_with_stems(self, stems: Sequence[str]) -> int:
         """How many chunks hold a word of every stem (grounding.concepts.CorpusTerms)."""

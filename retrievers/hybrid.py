@@ -76,6 +76,7 @@ def fusion_weights(
     weights: list[float],
     weak_weights: list[float] | None,
     threshold: float,
+    ramp: float = 0.0,
 ) -> list[float]:
     """The [BM25, dense] fusion weights for one question.
 
@@ -86,10 +87,20 @@ def fusion_weights(
     "live longer" for "intelligence", "mortality"); then ``weak_weights``
     (``retrieval.weights_when_bm25_weak``, dense leading) apply. ``relevance`` None (a backend
     that cannot measure it) or ``weak_weights`` None: always ``weights``.
+
+    ``ramp`` > 0 (``retrieval.bm25_weak_ramp``) makes the change continuous: the weights move
+    linearly from ``weak_weights`` at ``threshold`` to ``weights`` at ``threshold + ramp``, so a
+    question whose BM25 match is only a little above the bar is led by both retrievers, not by
+    BM25 alone.
     """
-    if weak_weights is None or relevance is None or not refuses_lexical(relevance, threshold):
+    if weak_weights is None or relevance is None:
         return list(weights)
-    return list(weak_weights)
+    if refuses_lexical(relevance, threshold):
+        return list(weak_weights)
+    if ramp <= 0 or relevance >= threshold + ramp:
+        return list(weights)
+    t = (relevance - threshold) / ramp  # 0 at the bar, 1 at the end of the ramp
+    return [w + t * (s - w) for w, s in zip(weak_weights, weights, strict=True)]
 
 
 class _BackendRetriever(BaseRetriever):
@@ -159,6 +170,7 @@ class HybridRetriever(EnsembleRetriever):
     parse_filters: bool = True
     lexical_threshold: float = 0.0  # retrieval.bm25.refusal_threshold (no dense index yet)
     weak_weights: list[float] | None = None  # retrieval.weights_when_bm25_weak (fusion_weights)
+    weak_ramp: float = 0.0  # retrieval.bm25_weak_ramp (fusion_weights)
     prefer_design: float = 0.0  # retrieval.prefer_design (retrievers.fusion.prefer_designs)
 
     @classmethod
@@ -182,6 +194,7 @@ class HybridRetriever(EnsembleRetriever):
                 list(r.weights_when_bm25_weak) if r.weights_when_bm25_weak is not None else None
             ),
             prefer_design=r.prefer_design,
+            weak_ramp=r.bm25_weak_ramp,
         )
 
     # -- the two halves, typed -------------------------------------------------------------------
@@ -332,7 +345,7 @@ class HybridRetriever(EnsembleRetriever):
         """[BM25 hits, dense hits] fused, best first (``k`` or ``topk_rrf`` of them), weighted by
         :func:`fusion_weights` of BM25's ``relevance`` for the question (None: ``weights``)."""
         weights = fusion_weights(relevance, self.weights, self.weak_weights,
-                                 self.lexical_threshold)
+                                 self.lexical_threshold, self.weak_ramp)
         bm25, dense = (best_chunk_per_article(docs) for docs in lists)
         best = max((float(d.metadata["score"]) for d in dense), default=None)
         if refuses(best, self.score_threshold):

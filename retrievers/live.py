@@ -112,6 +112,9 @@ class LiveIndex:
     def chunks_with_stems(self, stems: Sequence[str]) -> int:
         return self.snapshot().chunks_with_stems(stems)
 
+    def alias_stems(self, name: str) -> list[frozenset[str]]:
+        return self.snapshot().alias_stems(name)
+
     def bm25_search(self, query: str, k: int, filters: Filters) -> list[Document]:
         return self.snapshot().bm25_search(query, k, filters)
 

@@ -173,6 +173,10 @@ class RetrievalConfig(_Section):
     # possible score: the question is worded unlike the abstracts), these weights replace
     # `weights` for that question; null = always `weights` (retrievers.hybrid.fusion_weights)
     weights_when_bm25_weak: list[float] | None = Field(None, min_length=2, max_length=2)
+    bm25_weak_ramp: float = Field(
+        0.0, ge=0, le=1, description="relevance span above bm25.refusal_threshold over which "
+        "the weights move from weights_when_bm25_weak to weights; 0 = a step at the bar"
+    )
     topk_rrf: int = Field(3, ge=1)
     prefer_design: float = Field(
         0.0, ge=0, description="boost stronger study designs in the fused ranking; 0 = off"

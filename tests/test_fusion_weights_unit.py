@@ -56,9 +56,11 @@ def test_weak_bm25_lets_dense_lead_and_strong_bm25_keeps_the_lead(fusion: str) -
     assert all(0.0 <= d.metadata["confidence"] <= 1.0 for d in weak + strong)
 
 
-def test_the_rule_is_off_unless_the_config_turns_it_on() -> None:
-    docs = retriever(0.2).retrieve("q").documents
-    assert docs[0].metadata["pmid"] == "A"
+def test_the_rule_is_on_by_default_and_null_turns_it_off() -> None:
+    # cfg.yaml ships it on (docs/measurements-retrieval.md, "Meaning, not words")
+    assert retriever(0.2).retrieve("q").documents[0].metadata["pmid"] == "D"
+    off = retriever(0.2, weights_when_bm25_weak=None).retrieve("q").documents
+    assert off[0].metadata["pmid"] == "A"
 
 
 def test_async_path_applies_the_same_weights() -> None:

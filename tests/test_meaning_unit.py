@@ -1,0 +1,139 @@
+"""Issue #35 "Meaning, not words", fast: a sentence decides only when it states the question's
+relation, negation scoped to it; recommendations never decide; the final guard; the corpus's own
+abbreviations cover a concept; phrasing fragments are not concepts; the fusion weights ramp."""
+
+from __future__ import annotations
+
+import pytest
+
+from grounding.concepts import check_coverage, question_concepts, question_stems
+from grounding.sources import SourcePool, SourceText
+from grounding.stance import (
+    question_relation,
+    relation_stance,
+    sentence_stance,
+    source_stance,
+)
+from indexing.aliases import AliasTable
+from retrievers.hybrid import fusion_weights
+from tests.test_grounding_unit import HashEncoder
+from tests.test_judgement_unit import Vocabulary
+
+HIRSCHSPRUNG_Q = (
+    "Are people with Hirschsprung disease at increased risk of being diagnosed with ADHD?"
+)
+HIRSCHSPRUNG = "There is no increased risk of ADHD in patients with Hirschsprung disease."
+
+
+def _stance(question: str, abstract: str) -> str:
+    source = SourceText.build(1, abstract)
+    return source_stance(source, question, question_stems(question)).stance
+
+
+def test_no_increased_risk_says_no() -> None:
+    # mutation caught: the "no increased ... risk" null-finding pattern dropped (it read "Yes")
+    stems = question_stems(HIRSCHSPRUNG_Q)
+    assert sentence_stance(HIRSCHSPRUNG, stems).stance == "no"
+    assert _stance(HIRSCHSPRUNG_Q, f"We studied 2,000 children. {HIRSCHSPRUNG}") == "no"
+    q = "Is disconnection syndrome more likely after anterior callosotomy?"
+    said = "Anterior callosotomy was unlikely to result in disconnection syndrome."
+    assert sentence_stance(said, question_stems(q)).stance == "no"
+
+
+def test_a_yes_never_stands_on_a_clause_with_an_unexplained_negation() -> None:
+    # mutation caught: the final guard (_guarded) removed -> "yes" read from "associated with"
+    # in a sentence that says the opposite in words no null-finding rule knows ("never")
+    q = "Is hearing loss linked to dementia?"
+    said = relation_stance(
+        "Hearing loss was never associated with dementia in this cohort.",
+        question_relation(q), question_stems(q),
+    )
+    assert said.stance == "unclear"
+
+
+def test_a_recommendation_never_decides() -> None:
+    # mutation caught: the RECOMMENDATION check dropped -> "yes" from "improve"
+    q = "Does community-based care improve cognitive outcomes of children with HIV?"
+    abstract = (
+        "We followed 300 children with HIV. CONCLUSIONS: We must develop integrated "
+        "community-based care packages that improve cognitive outcomes of children with HIV."
+    )
+    assert _stance(q, abstract) == "unclear"
+    future = "Future studies should test whether community-based care improves cognitive outcomes."
+    assert relation_stance(future, question_relation(q), question_stems(q)).stance is None
+
+
+def test_a_null_finding_about_another_relation_decides_nothing() -> None:
+    # mutation caught: relation_stance reading the whole sentence (no relation check) -> "no"
+    q = "Does regional cortical thinning predict worsening apathy?"
+    other = "CSF biomarkers were not related to severity of apathy."
+    assert relation_stance(other, question_relation(q), question_stems(q)).stance is None
+    # the clause that states the question's relation decides, the other clause does not
+    both = ("CSF biomarkers were not related to severity of apathy, but regional cortical "
+            "thinning predicted worsening apathy.")
+    assert relation_stance(both, question_relation(q), question_stems(q)).stance == "yes"
+
+
+def test_a_finding_in_another_population_decides_nothing() -> None:
+    q = "Is childhood IQ associated with later dementia in men?"
+    women = "Childhood IQ was associated with later dementia in women."
+    assert relation_stance(women, question_relation(q), question_stems(q)).stance is None
+
+
+def test_the_corpus_abbreviations_cover_a_concept() -> None:
+    # mutation caught: check_coverage without _by_alias -> "osa" missing, not addressed
+    texts = [
+        "Obstructive sleep apnea (OSA) in children was studied with polysomnography.",
+        "Adults with obstructive sleep apnea (OSA) were treated with CPAP.",
+    ]
+
+    class WithAliases(Vocabulary):
+        table = AliasTable.build(texts)
+
+        def alias_stems(self, name: str) -> list[frozenset[str]]:
+            return self.table.stems_of(name)
+
+    q = "Does OSA lower IQ in kids?"
+    abstract = "Children with obstructive sleep apnea had lower IQ scores than controls."
+    pool = SourcePool.build(q, [abstract], HashEncoder())
+    coverage = check_coverage(question_concepts(q, WithAliases(texts + [abstract])), pool)
+    assert coverage.addressed and coverage.addressing == [1]
+
+
+def test_abbreviations_are_read_from_definitions_only() -> None:
+    table = AliasTable.build(["attention-deficit/hyperactivity disorder (ADHD) and IQ",
+                              "attention deficit hyperactivity disorder (ADHD) in adults",
+                              "children (n = 40) and adults (NS) were seen"] * 2)  # fmt: skip
+    assert "attention deficit hyperactivity disorder" in table.of("adhd")
+    assert table.of("ns") == []
+
+
+@pytest.mark.parametrize("fragment", ["restarting", "50s", "tied"])
+def test_phrasing_fragments_are_not_concepts(fragment: str) -> None:
+    # mutation caught: _verb_form / _DECADE / the lay frame words removed -> an essential word
+    q = {
+        "restarting": "Does restarting the defibrillator hurt their memory?",
+        "50s": "Does statin use in your 50s raise dementia risk?",
+        "tied": "Is snoring tied to lower IQ?",
+    }[fragment]
+    essential = {w for c in question_concepts(q) for w in c.essential}
+    assert fragment not in essential, essential
+    # the things studied stay essential
+    assert essential & {"defibrillator", "statin", "snoring"}
+
+
+def test_a_verb_form_inside_a_compound_stays_a_concept() -> None:
+    # mutation caught: the verb-form rule applied inside a run ("alone" ignored) -> "chewing"
+    # dropped, and "gum" alone let a dental-school abstract answer the chewing-gum question
+    essential = {w for c in question_concepts("Does chewing gum improve test scores?")
+                 for w in c.essential}  # fmt: skip
+    assert "chewing" in essential
+
+
+def test_fusion_weights_ramp_from_dense_to_bm25_leading() -> None:
+    strong, weak = [0.75, 0.25], [0.25, 0.75]
+    assert fusion_weights(0.30, strong, weak, 0.343, 0.2) == weak
+    middle = fusion_weights(0.443, strong, weak, 0.343, 0.2)
+    assert middle == pytest.approx([0.5, 0.5])
+    assert fusion_weights(0.6, strong, weak, 0.343, 0.2) == strong
+    assert fusion_weights(0.35, strong, weak, 0.343, 0.0) == strong  # no ramp: the step
