@@ -334,7 +334,7 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _corpus_and_classifier(cfg: Config) -> tuple[Any, Any]:
-    from chains.assistant import load_stance_classifier
+    from grounding.classifier import load_stance_classifier
 
     classify = load_stance_classifier(Path(__file__).resolve().parents[1] / "prompts")
     try:
