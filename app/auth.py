@@ -15,16 +15,15 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import logging
 import os
 import secrets
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from app.secret_file import read_section, write_section
 from settings.config import Config
 from settings.errors import UserFacingError
 
@@ -78,29 +77,11 @@ def users_path(cfg: Config) -> Path:
 
 def load_users(path: Path) -> dict[str, dict[str, str]]:
     """name -> {"hash": argon2 hash, "created": ISO time}; {} when the file is absent."""
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise UserFacingError(f"cannot read the users file {path}: {err}") from None
-    users = data.get("users") if isinstance(data, dict) else None
-    if not isinstance(users, dict):
-        raise UserFacingError(f"{path} is not a users file (expected {{\"users\": {{...}}}})")
-    return users
+    return read_section(path, "users", "users file")
 
 
 def _write_users(path: Path, users: dict[str, dict[str, str]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".users-")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"users": users}, f, indent=2, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_section(path, "users", users)
 
 
 def _hasher() -> Any:

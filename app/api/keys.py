@@ -9,16 +9,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import hmac
-import json
-import os
 import secrets
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from app.secret_file import read_section, write_section
 from settings.config import Config
 from settings.errors import UserFacingError
 
@@ -43,29 +41,11 @@ def _now() -> str:
 
 def load_keys(path: Path) -> dict[str, dict[str, Any]]:
     """name -> {"user", "hash", "created", "revoked"}; {} when the file is absent."""
-    if not path.is_file():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        raise UserFacingError(f"cannot read the API keys file {path}: {err}") from None
-    keys = data.get("keys") if isinstance(data, dict) else None
-    if not isinstance(keys, dict):
-        raise UserFacingError(f"{path} is not an API keys file (expected {{\"keys\": {{...}}}})")
-    return keys
+    return read_section(path, "keys", "API keys file")
 
 
 def _write(path: Path, keys: dict[str, dict[str, Any]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".api_keys-")
-    try:
-        os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            json.dump({"keys": keys}, f, indent=2, sort_keys=True)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_section(path, "keys", keys)
 
 
 def _check_name(name: str, what: str) -> None:
