@@ -328,13 +328,3 @@ def too_long_text(length: int, limit: int) -> str:
             "searched as one question.")
 
 
-def without_run_on(answer: str, refusal: str) -> str:
-    """The answer with the refusal sentence as a sentence of its own: a refusal written without
-    a full stop and followed by more text ("…medical assistance No indexed abstract…") gets its
-    full stop."""
-    head = refusal.strip().rstrip(".")
-    if head and answer.startswith(head):
-        rest = answer[len(head):]
-        if rest[:1] == " " and rest.strip():  # more text directly after the refusal
-            return f"{head}. {rest.strip()}"
-    return answer

@@ -46,7 +46,6 @@ from app.render import (  # noqa: E402
     source_line,
     sources_block,
     too_long_text,
-    without_run_on,
 )
 from chains.modes import mode_buttons, mode_names  # noqa: E402
 from chains.question_checks import is_blank, validate_question  # noqa: E402
@@ -354,7 +353,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
              result.mode, len(result.sources), result.style, len(result.dropped), result.refused,
              result.timings)
     sources = result.sources or (prepared.sources if prepared else [])
-    body = (escape_answer(without_run_on(result.answer, app_config().chains.refusal))
+    body = (escape_answer(result.answer)
             if result.answer else msg.content)
     findings = key_findings_block(result)
     msg.content = "\n\n".join(

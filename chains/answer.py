@@ -131,6 +131,17 @@ def filters_note(filters: dict[str, Any]) -> str:
     return f"No indexed abstract on this matches the filters ({described}); try without them."
 
 
+def refusal_text(refusal: str, absent: Sequence[str], filters: dict[str, Any]) -> str:
+    """What a refused question reads: the refusal as a sentence of its own, then the question's
+    words no indexed abstract holds, or else the filters that may have emptied the result."""
+    if not absent and not filters:
+        return refusal
+    head = refusal if refusal.rstrip().endswith((".", "!", "?")) else f"{refusal.rstrip()}."
+    if absent:
+        return f"{head} No indexed abstract mentions {names(absent)}."
+    return f"{head} {filters_note(filters)}"
+
+
 def result_base(turn: Turn) -> dict[str, Any]:
     """The :class:`AnswerResult` fields every answer has, refused or not."""
     return {
@@ -152,9 +163,7 @@ def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None) -> Runnab
         yield PreparedEvent(searched_question=base["searched_question"], filters=base["filters"],
                             rewrite=base["rewrite"])  # fmt: skip
         absent = absent_words(turn["question"], corpus)
-        said = f"{refusal} No indexed abstract mentions {names(absent)}." if absent else refusal
-        if base["filters"] and not absent:  # the filters may be what emptied the result: say so
-            said = f"{said} {filters_note(base['filters'])}"
+        said = refusal_text(refusal, absent, base["filters"])
         yield TokenEvent(text=said)
         yield DoneEvent(
             result=AnswerResult(

@@ -321,3 +321,17 @@ def test_a_citation_cut_off_at_the_end_is_dropped() -> None:
     assert clean_citations("It helps [2", 3) == "It helps"
     f = CitationStreamFilter(3)
     assert "".join(f.run(["It helps [1", "]. Also [", "2"])) == "It helps [1]. Also "
+
+
+def test_the_refusal_never_runs_into_the_next_sentence() -> None:
+    """"...focused on medical assistance No indexed abstract mentions onerror." (issue #36): the
+    refusal, written without a full stop, is made a sentence before more text, in the answer
+    itself (chat, CLI and API alike); alone it is unchanged."""
+    from chains.answer import refusal_text
+    from tests.helpers import REFUSAL
+
+    assert refusal_text(REFUSAL, ["onerror"], {}) == (
+        f"{REFUSAL}. No indexed abstract mentions onerror.")
+    assert refusal_text(REFUSAL, [], {}) == REFUSAL
+    assert refusal_text("Not here.", ["x"], {}) == "Not here. No indexed abstract mentions x."
+    assert refusal_text(REFUSAL, [], {"year_min": 2030}).startswith(f"{REFUSAL}. No indexed")

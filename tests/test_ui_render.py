@@ -218,20 +218,6 @@ def test_an_abstained_answers_findings_are_not_titled_key_findings() -> None:
     assert "Key findings" not in block and "Statins help. [1]" in block
 
 
-def test_the_refusal_never_runs_into_the_next_sentence() -> None:
-    """"...focused on medical assistance No indexed abstract mentions onerror." (issue #36): the
-    refusal, written without a full stop, gets one before more text; alone it is unchanged."""
-    from app.render import without_run_on
-    from tests.helpers import REFUSAL
-
-    joined = f"{REFUSAL} No indexed abstract mentions onerror."
-    assert without_run_on(joined, REFUSAL) == (
-        f"{REFUSAL}. No indexed abstract mentions onerror.")
-    assert without_run_on(REFUSAL, REFUSAL) == REFUSAL
-    assert without_run_on(f"{REFUSAL}. Then more.", REFUSAL) == f"{REFUSAL}. Then more."
-    assert without_run_on("Yes (2 of 3 studies).", REFUSAL) == "Yes (2 of 3 studies)."
-
-
 def test_an_overlong_question_is_answered_without_echo_or_setting_name() -> None:
     from app.render import too_long_text
 
