@@ -43,8 +43,17 @@ def server(
 ) -> Iterator[tuple[Server, str]]:
     require_chromium()
     folder = tmp_path_factory.mktemp(f"ui_{request.param}")
-    edit = {"llm": {"backend": request.param}, "answer": {"style": "auto"}}
-    with serving_chat(small_index_cfg, folder, edit) as srv:
+    # the backend switched, and the keys only the other backend reads left out (llm: is one
+    # section per backend, settings.config: such a key is an error naming it)
+    from settings.config import GPT4AllLLMConfig, HuggingFaceLLMConfig
+
+    own = {"gpt4all": GPT4AllLLMConfig, "huggingface": HuggingFaceLLMConfig}[request.param]
+    llm = {k: v for k, v in small_index_cfg.llm.model_dump(mode="json").items()
+           if k in own.model_fields}  # fmt: skip
+    cfg = small_index_cfg.model_copy(update={"llm": own.model_validate(
+        {**llm, "backend": request.param})})  # fmt: skip
+    edit = {"answer": {"style": "auto"}}
+    with serving_chat(cfg, folder, edit) as srv:
         yield srv, request.param
 
 

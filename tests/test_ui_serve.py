@@ -77,10 +77,15 @@ def test_committed_chainlit_config_is_safe_and_offline() -> None:
 
 
 # Our wording where Chainlit's is a developer's: (file, key path) -> text. The header button
-# that opens chainlit.md says "Help", not "Readme"; the message box asks for a question.
+# that opens chainlit.md says "Help", not "Readme"; the message box asks for a question; "New
+# chat" says the conversation is kept.
 TRANSLATION_OVERRIDES = {
     ("en-US.json", ("navigation", "header", "readme")): "Help",
     ("en-US.json", ("chat", "input", "placeholder")): "Ask a biomedical question...",
+    # history is kept: "New chat" does not clear it (issue #36)
+    ("en-US.json", ("navigation", "newChat", "dialog", "description")): (
+        "This starts a new conversation; follow-up questions there do not see this one. This "
+        "conversation stays in Past chats (the sidebar)."),
 }
 
 
