@@ -20,16 +20,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import re
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from bench.chat import TOPICS, history_folder, history_problems, percentile
+from bench.chat import TOPICS, history_folder, history_problems, names_keyword
 from bench.chat_client import HOST, ChatClient, conversation_script, run_conversation
 from bench.chat_server import ServerProcess
+from bench.spread import format_spread, spread
 from settings.config import Config
 from settings.config_file import write_config
 
@@ -66,10 +66,6 @@ class ApiTurn:
     answer: str = ""
     refused: bool = False
     errors: list[str] = field(default_factory=list)
-
-
-def _names(text: str, keyword: str) -> bool:
-    return re.search(rf"\b{re.escape(keyword)}\b", text, re.IGNORECASE) is not None
 
 
 async def ask(client: Any, url: str, turn: ApiTurn, history: list[dict[str, str]],
@@ -116,11 +112,11 @@ def mixed_problems(conversations: list[tuple[str, list[ApiTurn]]]) -> list[str]:
             if turn.answer_s is None:
                 continue
             where = f"client {i + 1} ({keyword}), question {j + 1} {turn.question!r}"
-            foreign = [k for k in keywords if k != keyword and _names(turn.searched, k)]
+            foreign = [k for k in keywords if k != keyword and names_keyword(turn.searched, k)]
             if foreign:
                 problems.append(f"{where}: searched {turn.searched!r}, names {foreign}")
             has_context = j > 0 and bool(turns[j - 1].pmids)
-            if (not turn.follow_up or has_context) and not _names(turn.searched, keyword):
+            if (not turn.follow_up or has_context) and not names_keyword(turn.searched, keyword):
                 problems.append(f"{where}: searched {turn.searched!r}, not its topic")
     return problems
 
@@ -190,11 +186,6 @@ async def load(url: str, key: str | None, n_clients: int, n_questions: int, chat
             "sources_problems": sources}
 
 
-def _spread(values: list[float]) -> dict[str, float | None]:
-    return {"n": len(values), "p50": percentile(values, 50), "p95": percentile(values, 95),
-            "max": max(values) if values else None}
-
-
 def report(run: dict[str, Any], n_questions: int, loaded_rss: int, peak_rss: int
            ) -> dict[str, Any]:
     api: list[tuple[str, list[ApiTurn]]] = run["api"]
@@ -219,21 +210,14 @@ def report(run: dict[str, Any], n_questions: int, loaded_rss: int, peak_rss: int
         "wall_s": round(wall, 1),
         "answers_per_min": round(60 * (len(answered) + len(chat_answered)) / wall, 1)
         if wall else None,
-        "time_to_answer_s": _spread([t.answer_s for t in answered if t.answer_s is not None]),
-        "chat_time_to_answer_s": _spread([t.answer_s for t in chat_answered
+        "time_to_answer_s": spread([t.answer_s for t in answered if t.answer_s is not None]),
+        "chat_time_to_answer_s": spread([t.answer_s for t in chat_answered
                                           if t.answer_s is not None]),
         "warmup_answer_s": run["warmup"].answer_s,
         "server_rss_mib": {"model_loaded": round(loaded_rss / 2**20),
                            "peak": round(peak_rss / 2**20)} if loaded_rss else None,
         "transcripts": [{"topic": k, "turns": [asdict(t) for t in ts]} for k, ts in api],
     }
-
-
-def _fmt(spread: dict[str, float | None]) -> str:
-    if not spread["n"]:
-        return "never"
-    return (f"p50 {spread['p50']:.2f} s, p95 {spread['p95']:.2f} s, max {spread['max']:.2f} s "
-            f"(n={spread['n']})")
 
 
 def print_report(rep: dict[str, Any]) -> None:
@@ -243,9 +227,9 @@ def print_report(rep: dict[str, Any]) -> None:
           f"{rep['chat_answers_expected']} answered; {rep['wall_s']} s "
           f"({rep['answers_per_min']} answers/min)")
     print(f"  API time to answer (request -> answer record, queueing included): "
-          f"{_fmt(rep['time_to_answer_s'])}")
+          f"{format_spread(rep['time_to_answer_s'])}")
     if rep["chat_users"]:
-        print(f"  chat time to answer: {_fmt(rep['chat_time_to_answer_s'])}")
+        print(f"  chat time to answer: {format_spread(rep['chat_time_to_answer_s'])}")
     print(f"  warm-up answer (before the load): {rep['warmup_answer_s']} s")
     rss = rep["server_rss_mib"]
     if rss:

@@ -43,6 +43,7 @@ from bench.chat_client import (  # noqa: F401 - the conversation types, importab
     run_conversation,
 )
 from bench.chat_server import ServerProcess, free_port  # noqa: F401
+from bench.spread import format_spread, spread
 from settings.config import Config
 from settings.config_file import write_config
 
@@ -80,7 +81,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # ---- the checks -----------------------------------------------------------------------------
-def _names(text: str, keyword: str) -> bool:
+def names_keyword(text: str, keyword: str) -> bool:
     return re.search(rf"\b{re.escape(keyword)}\b", text, re.IGNORECASE) is not None
 
 
@@ -98,13 +99,13 @@ def history_problems(conversations: Sequence[tuple[str, Sequence[Turn]]]) -> lis
             if not turn.searched:
                 problems.append(f"{where}: no search step")
                 continue
-            foreign = [k for k in keywords if k != keyword and _names(turn.searched, k)]
+            foreign = [k for k in keywords if k != keyword and names_keyword(turn.searched, k)]
             if foreign:
                 problems.append(f"{where}: searched {turn.searched!r}, names {foreign}")
             has_context = j > 0 and turns[j - 1].sources > 0
             if turn.follow_up and not has_context:
                 continue  # nothing of this conversation for it to use
-            if not _names(turn.searched, keyword):
+            if not names_keyword(turn.searched, keyword):
                 problems.append(f"{where}: searched {turn.searched!r}, not its topic")
             if turn.follow_up and "Rewritten question" not in turn.search_step:
                 problems.append(f"{where}: a follow-up searched without its history")
@@ -147,19 +148,6 @@ def stored_answers_check(data_dir: Path | None, answer_ids: Iterable[str]) -> di
 
 
 # ---- the report -----------------------------------------------------------------------------
-def percentile(values: Sequence[float], q: float) -> float | None:
-    if not values:
-        return None
-    s = sorted(values)
-    return s[min(len(s) - 1, max(0, round(q / 100 * (len(s) - 1))))]
-
-
-def _spread(values: Sequence[float | None]) -> dict[str, float | None]:
-    seen = [v for v in values if v is not None]
-    return {"n": len(seen), "p50": percentile(seen, 50), "p95": percentile(seen, 95),
-            "max": max(seen) if seen else None}
-
-
 async def load(url: str, n_conversations: int, n_questions: int,
                answer_timeout: float) -> tuple[list[tuple[str, list[Turn]]], float, Turn]:
     """Warm up with one question, then run the conversations at once; returns them, the
@@ -204,12 +192,12 @@ def report(conversations: list[tuple[str, list[Turn]]], wall_s: float, warmup: T
               and stored.get("ok", True),
         "wall_s": round(wall_s, 1),
         "answers_per_min": round(60 * len(answered) / wall_s, 1) if wall_s else None,
-        "time_to_answer_s": _spread([t.answer_s for t in answered]),
-        "time_to_running_indicator_s": _spread([t.running_s for t in answered]),
-        "time_to_notice_s": _spread([t.notice_s for t in answered]),
-        "time_to_search_step_s": _spread([t.search_step_s for t in answered]),
-        "time_to_first_words_s": _spread([t.first_words_s for t in answered]),
-        "waited_before_search_s": _spread(waits),
+        "time_to_answer_s": spread([t.answer_s for t in answered]),
+        "time_to_running_indicator_s": spread([t.running_s for t in answered]),
+        "time_to_notice_s": spread([t.notice_s for t in answered]),
+        "time_to_search_step_s": spread([t.search_step_s for t in answered]),
+        "time_to_first_words_s": spread([t.first_words_s for t in answered]),
+        "waited_before_search_s": spread(waits),
         "notices_shown": notices,
         "questions_with_a_notice": sum(1 for t in answered if t.notices),
         "warmup_answer_s": warmup.answer_s,
@@ -221,25 +209,20 @@ def report(conversations: list[tuple[str, list[Turn]]], wall_s: float, warmup: T
     }
 
 
-def _fmt(spread: dict[str, float | None]) -> str:
-    if not spread["n"]:
-        return "never"
-    return (f"p50 {spread['p50']:.2f} s, p95 {spread['p95']:.2f} s, max {spread['max']:.2f} s "
-            f"(n={spread['n']})")
-
-
 def print_report(rep: dict[str, Any]) -> None:
     print(f"bench chat: {rep['conversations']} conversations x {rep['questions_each']} "
           f"questions (Conversational mode), {rep['answers']}/{rep['answers_expected']} answered "
           f"in {rep['wall_s']} s ({rep['answers_per_min']} answers/min)")
     print(f"  time to answer (send -> whole answer, queueing included): "
-          f"{_fmt(rep['time_to_answer_s'])}")
+          f"{format_spread(rep['time_to_answer_s'])}")
     print("  what a user sees meanwhile (seconds after sending):")
-    print(f"    running indicator (stop button): {_fmt(rep['time_to_running_indicator_s'])}")
-    print(f"    a notice, removed when its answer starts: {_fmt(rep['time_to_notice_s'])}; "
+    print("    running indicator (stop button): "
+          f"{format_spread(rep['time_to_running_indicator_s'])}")
+    print("    a notice, removed when its answer starts: "
+          f"{format_spread(rep['time_to_notice_s'])}; "
           f"{rep['questions_with_a_notice']} questions had one: {rep['notices_shown']}")
-    print(f"    the search step: {_fmt(rep['time_to_search_step_s'])}")
-    print(f"    first words of the answer: {_fmt(rep['time_to_first_words_s'])}")
+    print(f"    the search step: {format_spread(rep['time_to_search_step_s'])}")
+    print(f"    first words of the answer: {format_spread(rep['time_to_first_words_s'])}")
     print(f"  warm-up answer (before the load): {rep['warmup_answer_s']} s")
     rss = rep["server_rss_mib"]
     print(f"  server RSS: {rss['model_loaded']} MiB with the model loaded, peak {rss['peak']} MiB")

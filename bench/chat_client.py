@@ -123,8 +123,10 @@ class ChatClient:
                 pass
 
     async def connect(self, timeout: float = 120.0) -> None:
-        """Connect as Chainlit's web client does, and wait until the chat has started (its mode
-        buttons arrived): a question sent earlier could meet the start's own task_end."""
+        """Connect as Chainlit's web client does, and wait until the chat has started: its mode
+        buttons arrived and the start's task has ended. A question sent earlier has its own
+        task_start before the start's task_end, which :meth:`ask` would take for its answer's
+        end (and file that answer under the next question)."""
         auth = {"clientType": "webapp", "sessionId": self.session_id, "threadId": "",
                 "userEnv": "{}", "chatProfile": ""}
         cookie = await asyncio.to_thread(sign_in, self.url)
@@ -132,7 +134,11 @@ class ChatClient:
                                headers={"Cookie": cookie} if cookie else {},
                                transports=["websocket"], wait_timeout=timeout)
         await self.sio.emit("connection_successful")
-        await self._wait_for(lambda: any(e[1] == "set_commands" for e in self.events), timeout)
+        await self._wait_for(self._started, timeout)
+
+    def _started(self) -> bool:
+        names = [e[1] for e in self.events]
+        return "set_commands" in names and "task_end" in names[names.index("set_commands"):]
 
     async def ask(self, question: Question, timeout: float, command: str = MODE_COMMAND) -> Turn:
         start = len(self.events)

@@ -176,3 +176,30 @@ def test_cors_headers_only_for_listed_origins_on_the_api_paths() -> None:
     other = client.get("/api/v1/health", headers={"origin": "https://evil.example"})
     assert "access-control-allow-origin" not in other.headers
     assert "access-control-allow-origin" not in client.get("/other", headers=listed).headers
+
+
+def test_a_question_whose_assistant_cannot_load_gives_its_queue_place_back() -> None:
+    """A 503 while the model loads must not leave the question's place taken: after a burst of
+    them the queue would stay full (429) for good. Mutation: ``Engine.admitted`` not releasing
+    the ticket when the assistant cannot be had -> the queue keeps one place per refusal."""
+    import asyncio
+
+    from fastapi import HTTPException
+
+    from app.api.engine import Engine
+    from app.relay import Backend
+
+    def never_loads() -> object:
+        raise RuntimeError("no model file")
+
+    cfg = load_config()
+    engine = Engine(cfg, Backend(never_loads), model_label="test")  # type: ignore[arg-type]
+
+    async def ask_twice() -> None:
+        for _ in range(2):
+            with pytest.raises(HTTPException) as err:
+                await engine.admitted()
+            assert err.value.status_code == 503
+        assert engine.queue_length() == 0
+
+    asyncio.run(ask_twice())

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from bench.chat import (
+    ChatClient,
     Question,
     Turn,
     conversation_script,
@@ -109,12 +110,19 @@ def test_the_bench_never_stores_in_the_users_own_history(small_index_cfg: Any,
     assert history_folder(off, None, scratch) is None
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="open (stop 39): on the merged main the bench's client sometimes files conversation "
-    "2's first answer under its follow-up (3/4 or 2/4 counted, 0 errors, 0 mixed histories); "
-    "passed 2 of 5 runs; not yet traced (the client's turn attribution or the page's new events)",
-)
+def test_the_client_asks_only_after_the_chat_start_has_ended() -> None:
+    """The order a real server sent on one connection: mode buttons first, the start's task_end
+    after them. A question sent between the two would take that task_end for its answer's end and
+    its answer would be filed under the next question. Mutation: ``_started`` true on the mode
+    buttons alone -> the first check fails."""
+    client = ChatClient("http://127.0.0.1:1")
+    for name in ("task_end", "task_start", "new_message", "set_commands", "update_message"):
+        client.events.append((0.0, name, {}))
+    assert not client._started()
+    client.events.append((0.0, "task_end", {}))
+    assert client._started()
+
+
 @pytest.mark.slow
 def test_a_small_real_run_answers_every_question_without_mixing_histories(
         small_index_cfg: Any, tmp_path: Path) -> None:

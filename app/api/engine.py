@@ -138,6 +138,16 @@ class Engine:
         self._admitted += 1
         return Ticket(self)
 
+    async def admitted(self) -> tuple[Ticket, AssistantLike]:
+        """A place in the queue (:meth:`admit`) and the loaded assistant (:meth:`assistant`); the
+        place is given back when the assistant cannot be had."""
+        ticket = self.admit()
+        try:
+            return ticket, await self.assistant()
+        except BaseException:
+            ticket.release()
+            raise
+
     def question(self, text: str, field: str = "question") -> str:
         try:
             return validate_question(text, self.cfg.chains.max_question_chars)

@@ -140,12 +140,7 @@ def build_mcp() -> FastMCP:
                                 f"{', '.join(mode_names())}")
             text = ctx.engine.question(question)
             turns = [(t.question, t.answer) for t in history or []]
-            ticket = ctx.engine.admit()
-            try:
-                assistant = await ctx.engine.assistant()
-            except HTTPException:
-                ticket.release()
-                raise
+            ticket, assistant = await ctx.engine.admitted()
             result = None
             async for event in ctx.engine.events(
                     ticket, assistant, text, mode or ctx.cfg.chains.mode, turns,

@@ -159,12 +159,7 @@ async def chat_completions(body: ChatRequest, request: Request) -> Any:
         if len(history) > ctx.cfg.api.max_history_turns:
             raise field_error(("messages",), f"at most {ctx.cfg.api.max_history_turns} earlier "
                               "turns (api.max_history_turns)")
-        ticket = ctx.engine.admit()
-        try:
-            assistant = await ctx.engine.assistant()
-        except HTTPException:
-            ticket.release()
-            raise
+        ticket, assistant = await ctx.engine.admitted()
     except (HTTPException, RequestValidationError) as err:
         return _from_exception(err)
     completion_id = f"chatcmpl-{uuid.uuid4().hex}"

@@ -91,12 +91,7 @@ async def prepare_ask(ctx: ApiContext, who: Caller, body: AskRequest
             raise field_error(("history",), "give either history or conversation_id, not both")
         history = await ctx.conversations.history(who.user, body.conversation_id,
                                                   ctx.cfg.chains.conversation_depth or limit)
-    ticket = ctx.engine.admit()
-    try:
-        assistant = await ctx.engine.assistant()
-    except BaseException:
-        ticket.release()
-        raise
+    ticket, assistant = await ctx.engine.admitted()
     return ticket, assistant, question, mode, history
 
 
