@@ -26,9 +26,9 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from app.api.context import current
 from app.api.engine import article_record, export_text
-from app.api.schemas import FilterSpec, HistoryTurn
+from app.api.schemas import FilterSpec, HistoryTurn, SearchResponse, search_response
 from chains.modes import mode_names
-from chains.record import Links, answer_record, links
+from chains.record import Links, answer_record
 from chains.result import DoneEvent
 
 log = logging.getLogger("app.api.mcp")
@@ -39,24 +39,6 @@ INSTRUCTIONS = (
     "articles without a language model; ask answers with numbered [n] citations of PubMed "
     "articles; get_article gives one article's abstract and metadata; export_citations gives "
     "references as RIS, BibTeX or Vancouver text. Every result carries PMIDs and PubMed links.")
-
-
-class Hit(BaseModel):
-    rank: int
-    pmid: str
-    title: str
-    year: int | None = None
-    journal: str = ""
-    design: str | None = None
-    retracted: bool = False
-    passage: str = ""
-    links: Links
-
-
-class SearchResult(BaseModel):
-    query: str
-    filters: dict[str, Any]
-    hits: list[Hit]
 
 
 class CitedSource(BaseModel):
@@ -110,7 +92,7 @@ def build_mcp() -> FastMCP:
         query: Annotated[str, Field(description="what to look for", min_length=1)],
         k: Annotated[int, Field(ge=1, le=50, description="articles returned")] = 10,
         filters: FilterSpec | None = None,
-    ) -> SearchResult:
+    ) -> SearchResponse:
         ctx = current()
         try:
             text = ctx.engine.question(query, "query")
@@ -118,10 +100,8 @@ def build_mcp() -> FastMCP:
                 text, filters.to_filters() if filters else None, k)
         except (HTTPException, RequestValidationError) as err:
             raise _tool_error(err) from None
-        return SearchResult(query=searched, filters=active.as_dict(), hits=[
-            Hit(rank=s.n, pmid=s.pmid, title=s.title, year=s.year, journal=s.journal,
-                design=s.design, retracted=s.retracted, passage=s.passage,
-                links=links(s.pmid, s.doi, s.pmc)) for s in sources])
+        return search_response(searched, active.as_dict(),
+                               ctx.engine.index_state() == "hybrid", sources)
 
     @mcp.tool(description="Answer a biomedical question from the indexed PubMed abstracts, "
               "citing them as [n]; for a yes/no question, a verdict from the sources' stances.")

@@ -25,9 +25,9 @@ from app.api.schemas import (
     Health,
     NewConversation,
     Ready,
-    SearchHit,
     SearchRequest,
     SearchResponse,
+    search_response,
 )
 from chains.record import answer_record, links
 from chains.result import AnswerResult, DoneEvent, PreparedEvent, Source, TokenEvent
@@ -195,14 +195,8 @@ async def search(body: SearchRequest, ctx: Ctx, who: Who) -> SearchResponse:
     query = ctx.engine.question(body.query, "query")
     searched, filters, sources = await ctx.engine.search(
         query, body.filters.to_filters() if body.filters else None, body.k)
-    hybrid = ctx.engine.index_state() == "hybrid"
-    hits = [SearchHit(rank=s.n, pmid=s.pmid, title=s.title, year=s.year, journal=s.journal,
-                      authors=s.authors, design=s.design, retracted=s.retracted,
-                      passage=s.passage, confidence=s.confidence,
-                      fused_score=s.rrf_score if s.rrf_score is not None else s.fused_score,
-                      ranks=s.ranks, scores=s.scores, links=links(s.pmid, s.doi, s.pmc))
-            for s in sources]
-    return SearchResponse(query=searched, filters=filters.as_dict(), hybrid=hybrid, hits=hits)
+    return search_response(searched, filters.as_dict(), ctx.engine.index_state() == "hybrid",
+                           sources)
 
 
 @router.get("/articles/{pmid}", response_model=Article, responses={404: {}, **ERRORS},

@@ -9,7 +9,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from chains.modes import mode_names
-from chains.record import AnswerRecord, Links
+from chains.record import AnswerRecord, Links, links
+from chains.result import Source
 from ingest.design import DESIGNS
 from retrievers.filters import Filters
 
@@ -107,6 +108,18 @@ class SearchResponse(BaseModel):
     filters: dict[str, Any]
     hybrid: bool = Field(description="false: keyword search only (the dense index is building)")
     hits: list[SearchHit]
+
+
+def search_response(searched: str, filters: dict[str, Any], hybrid: bool,
+                    sources: list[Source]) -> SearchResponse:
+    """The ranked sources of a search as the API and MCP return them."""
+    return SearchResponse(query=searched, filters=filters, hybrid=hybrid, hits=[
+        SearchHit(rank=s.n, pmid=s.pmid, title=s.title, year=s.year, journal=s.journal,
+                  authors=s.authors, design=s.design, retracted=s.retracted,
+                  passage=s.passage, confidence=s.confidence,
+                  fused_score=s.rrf_score if s.rrf_score is not None else s.fused_score,
+                  ranks=s.ranks, scores=s.scores, links=links(s.pmid, s.doi, s.pmc))
+        for s in sources])
 
 
 class Article(BaseModel):
