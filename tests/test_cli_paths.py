@@ -32,7 +32,9 @@ def write_cfg(tmp_path: Path, corpus: Path) -> Path:
     cfg_file = tmp_path / "cfg.yaml"
     cfg_file.write_text(yaml.safe_dump({
         "corpus": {"paths": [str(corpus)], "min_abstract_chars": 20},
-        "index": {"dir": str(tmp_path / "indices"), "name": "small"},
+        # an explicit backend: `auto` would measure every candidate again in this fresh folder
+        # (its own test: test_auto_backend.py)
+        "index": {"dir": str(tmp_path / "indices"), "name": "small", "embedding_backend": "torch"},
     }))  # fmt: skip
     return cfg_file
 
