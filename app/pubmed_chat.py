@@ -122,7 +122,6 @@ async def _run_addition(step: cl.Step, cfg: Config, query: str, user: str,
             step.output = (step_text(outcome, time.perf_counter() - started)
                            + "\n\nStop came after the new index was published: the addition "
                            "is complete (`library remove` takes it out).")
-        await step.update()
         raise
 
 
@@ -130,6 +129,7 @@ async def search_and_answer(cfg: Config, question: str, query: str, answer: Answ
                             user: str, embedder: Any = None) -> AddOutcome | None:
     """Run ``query`` as a library addition in a visible step, then answer ``question``."""
     outcome: AddOutcome | None = None
+    stopped = False
     async with cl.Step(name="Search PubMed", type="tool") as step:
         step.input = query
         started = time.perf_counter()
@@ -139,10 +139,14 @@ async def search_and_answer(cfg: Config, question: str, query: str, answer: Answ
             try:
                 outcome = await _run_addition(step, cfg, query, user, embedder)
                 step.output = step_text(outcome, time.perf_counter() - started)
+            except asyncio.CancelledError:  # Stop: the step says what became of the addition
+                stopped = True  # (raised below: inside, the step would show the bare error)
             except FetchError as err:
                 step.output = f"{plain_message(err)} {OFFLINE_TAIL}"
             except UserFacingError as err:  # over the limit, index busy, no index
                 step.output = f"{err} {OFFLINE_TAIL}"
+    if stopped:
+        raise asyncio.CancelledError
     await answer(question)
     return outcome
 

@@ -67,7 +67,7 @@ async def test_slash_pubmed_adds_then_answers_again(tmp_path, pool, embedder, mo
 
         monkeypatch.setattr(ui, "_query_embedder", loaded_embedder)
         await ui._on_message(message("/pubmed laparoscopic"))
-    step = next(d for d in emitter.of("update_step") if d.get("name") == "Search PubMed")
+    step = [d for d in emitter.of("update_step") if d.get("name") == "Search PubMed"][-1]
     assert step["input"] == "laparoscopic"
     (note,) = Library.of(cfg).notes()
     assert f"PubMed: {note.count:,} matches; {note.fetched} fetched" in step["output"]
@@ -90,7 +90,7 @@ async def test_offline_the_step_says_so_and_the_question_is_still_answered(
     monkeypatch.setattr(ui, "_CFG", cfg)
     monkeypatch.setattr(ui, "BACKEND", Backend(lambda: fake))
     await ui._on_message(message("/pubmed Does dapagliflozin reduce heart failure deaths?"))
-    step = next(d for d in emitter.of("update_step") if d.get("name") == "Search PubMed")
+    step = [d for d in emitter.of("update_step") if d.get("name") == "Search PubMed"][-1]
     assert step["output"].startswith("PubMed could not be reached")
     assert step["output"].endswith("Answering from the local index only.")
     assert len(fake.calls) == 1 and Library.of(cfg).notes() == []
@@ -141,8 +141,9 @@ async def test_progress_in_the_step_and_stop_leaves_the_library_and_index_as_the
     tmp_path, pool, embedder, monkeypatch,
 ):
     """Mutations caught: the step not updated while the addition runs (no progress shown); Stop
-    not checked between embedding batches (the addition completes and is published); the
-    search's files not taken out of the library after Stop (the corpus ahead of the index)."""
+    not passed on to the worker (``stop.set()`` dropped: the addition completes and is
+    published); the search's files not taken out of the library after Stop (the corpus ahead of
+    the index)."""
     write_corpus(tmp_path / "corpus", pool[:SHIPPED])
     with ReplayServer(pool) as replay:
         cfg = make_cfg(tmp_path, replay.base_url)
@@ -207,8 +208,8 @@ def test_who_may_add_is_validated():
 async def test_a_user_not_allowed_to_add_is_told_and_pubmed_is_not_asked(
     tmp_path, pool, monkeypatch,
 ):
-    """Mutation caught: ``may_add`` not checked before the addition (a user outside
-    library.may_add searches PubMed and grows the shared library)."""
+    """Mutation caught: ``may_add`` not checked before the addition (``if False``: a user outside
+    library.may_add gets the addition attempted instead of the refusal)."""
     with ReplayServer(pool) as replay:
         cfg = make_cfg(tmp_path, replay.base_url).model_copy(update={
             "ui": load_config(overrides={"ui": {"auth": "password"}}).ui,
@@ -223,7 +224,7 @@ async def test_a_user_not_allowed_to_add_is_told_and_pubmed_is_not_asked(
         monkeypatch.setattr(ui, "_user_name", lambda: "bob")
         await ui._on_message(message("/pubmed laparoscopic"))
         assert replay.requests == []
-    step = next(d for d in emitter.of("update_step") if d.get("name") == "Search PubMed")
+    step = [d for d in emitter.of("update_step") if d.get("name") == "Search PubMed"][-1]
     assert "not open to bob" in step["output"] and "library.who_may_add" in step["output"]
     assert len(fake.calls) == 1 and Library.of(cfg).notes() == []
     question = "Does dapagliflozin reduce cardiovascular death in heart failure?"
