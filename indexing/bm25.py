@@ -205,7 +205,8 @@ class BM25Index:
         if self.phrases is not None:
             self.phrases.save(folder)
         (folder / "bm25_vocab.json").write_text(
-            json.dumps({"stopwords": self.stopwords, "vocab": self.vocab}), encoding="utf-8"
+            json.dumps({"stopwords": self.stopwords, "vocab": self.vocab}, separators=(",", ":")),
+            encoding="utf-8"
         )
 
     @classmethod

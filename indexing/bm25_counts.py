@@ -55,13 +55,13 @@ def merge_counts(old: sp.csr_matrix, old_terms: np.ndarray, keep: Sequence[int],
     """The rows ``keep`` of ``old`` then every row of ``new``, over the union of the two sorted
     vocabularies less the terms no remaining row holds: exactly what counting the same documents
     from scratch gives."""
-    terms = np.union1d(old_terms, new_terms)
+    terms, old_at, new_at = _union(old_terms, new_terms)
     kept = old[np.asarray(keep, dtype=np.int64)] if len(keep) else sp.csr_matrix(
         (0, len(old_terms)), dtype=np.int32)
     parts = []
-    for part, vocab in ((kept, old_terms), (new, new_terms)):
+    for part, where in ((kept, old_at), (new, new_at)):
         part = sp.csr_matrix(part, copy=True)
-        part.indices = np.searchsorted(terms, vocab)[part.indices].astype(np.int32)
+        part.indices = where[part.indices].astype(np.int32)
         parts.append(sp.csr_matrix((part.data, part.indices, part.indptr),
                                    shape=(part.shape[0], len(terms))))
     stacked = sp.vstack(parts, format="csr")
@@ -73,6 +73,22 @@ def merge_counts(old: sp.csr_matrix, old_terms: np.ndarray, keep: Sequence[int],
         terms = terms[used]
     stacked.sort_indices()
     return stacked, terms
+
+
+def _union(old: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sorted union of two sorted vocabularies and where each one's terms land in it: the
+    few terms of ``new`` not in ``old`` are inserted (binary search per new term, no sort of the
+    large vocabulary)."""
+    n = len(old)
+    at = np.searchsorted(old, new)
+    found = (old[np.minimum(at, n - 1)] == new) & (at < n) if n else np.zeros(len(new), bool)
+    extra, extra_at = new[~found], at[~found]
+    terms = np.insert(old, extra_at, extra)
+    old_to = np.arange(n) + np.cumsum(np.bincount(extra_at, minlength=n + 1))[:n]
+    new_to = np.empty(len(new), dtype=np.int64)
+    new_to[found] = old_to[at[found]]
+    new_to[~found] = extra_at + np.arange(len(extra))
+    return terms, old_to, new_to
 
 
 def okapi_weights(counts: sp.csr_matrix, k1: float, b: float) -> sp.csc_matrix:
