@@ -18,22 +18,26 @@ ui.py calls :func:`install` once (the action callback) and :func:`offer_after` a
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 import chainlit as cl
 
+from app.render import escape_markdown
 from grounding.concepts import question_concepts
 from indexing.library_ops import AddOutcome, add_search
 from ingest.errors import FetchError
-from ingest.library import plain_message
+from ingest.library import AdditionStopped, Library, LibraryError, SearchNote, plain_message
 from settings.config import Config
 from settings.errors import UserFacingError
 
 PREFIX = "/pubmed"
 ACTION = "pubmed_search"
 OFFLINE_TAIL = "Answering from the local index only."
+log = logging.getLogger("app.pubmed_chat")
 
 Answer = Callable[[str], Awaitable[None]]  # answers a question in this chat session
 
@@ -56,6 +60,20 @@ def pubmed_query(question: str) -> str:
     return " AND ".join(chosen) or text
 
 
+PROGRESS_POLL_S = 0.5  # how often the step shows the addition's latest progress
+NOT_ALLOWED = ("Adding PubMed searches to the shared library is not open to {user} on this "
+               "server (library.who_may_add in cfg.yaml).")
+
+
+def may_add(cfg: Config, user: str) -> bool:
+    """Whether ``user`` may add to the shared library from the chat (``library.who_may_add``;
+    ``listed`` needs sign-in, which the configuration checks)."""
+    who = cfg.library.who_may_add
+    if who == "listed":
+        return cfg.ui.auth == "password" and user in cfg.library.may_add
+    return who == "everyone"
+
+
 def step_text(outcome: AddOutcome, seconds: float) -> str:
     note = outcome.note
     return (f"Query: `{note.query}`\n\nPubMed: {note.count:,} matches; {note.fetched} fetched; "
@@ -64,21 +82,71 @@ def step_text(outcome: AddOutcome, seconds: float) -> str:
             f"({note.added_at[:10]}).")
 
 
+def progress_text(query: str, lines: list[str], seconds: float) -> str:
+    """The step while the addition runs: the query, then its latest progress line."""
+    latest = lines[-1] if lines else "searching PubMed"
+    return f"Query: `{query}`\n\n{escape_markdown(latest)} ({seconds:.0f} s; Stop cancels it)"
+
+
+async def _run_addition(step: cl.Step, cfg: Config, query: str, user: str,
+                        embedder: Any) -> AddOutcome:
+    """``add_search`` on a worker thread, its progress shown in ``step`` as it goes. Stop
+    (the task cancelled) asks the worker to stop and waits until it has: the addition is then
+    either undone (library and index as they were) or, past the publish, complete."""
+    lines: list[str] = []
+    stop = threading.Event()
+    started = time.perf_counter()
+    work = asyncio.ensure_future(asyncio.to_thread(
+        add_search, cfg, query, user=user, embedder=embedder, progress=lines.append, stop=stop))
+    shown = -1
+    try:
+        while True:
+            done, _ = await asyncio.wait({work}, timeout=PROGRESS_POLL_S)
+            if done:
+                return work.result()
+            if len(lines) != shown:
+                shown = len(lines)
+                step.output = progress_text(query, lines, time.perf_counter() - started)
+                await step.update()
+    except asyncio.CancelledError:
+        stop.set()
+        log.info("library addition stopped by the user: waiting for it to undo")
+        try:
+            outcome = await asyncio.shield(work)
+        except AdditionStopped:
+            step.output = (f"Query: `{query}`\n\nStopped: nothing was added to the library; "
+                           "the index is as it was.")
+        except Exception as err:  # noqa: BLE001 - said in the step; the stop goes on
+            step.output = f"Query: `{query}`\n\nStopped ({escape_markdown(str(err))})."
+        else:
+            step.output = (step_text(outcome, time.perf_counter() - started)
+                           + "\n\nStop came after the new index was published: the addition "
+                           "is complete (`library remove` takes it out).")
+        raise
+
+
 async def search_and_answer(cfg: Config, question: str, query: str, answer: Answer,
                             user: str, embedder: Any = None) -> AddOutcome | None:
     """Run ``query`` as a library addition in a visible step, then answer ``question``."""
     outcome: AddOutcome | None = None
+    stopped = False
     async with cl.Step(name="Search PubMed", type="tool") as step:
         step.input = query
         started = time.perf_counter()
-        try:
-            outcome = await asyncio.to_thread(add_search, cfg, query, user=user,
-                                              embedder=embedder)
-            step.output = step_text(outcome, time.perf_counter() - started)
-        except FetchError as err:
-            step.output = f"{plain_message(err)} {OFFLINE_TAIL}"
-        except UserFacingError as err:  # over the limit, index busy, no index
-            step.output = f"{err} {OFFLINE_TAIL}"
+        if not may_add(cfg, user):
+            step.output = f"{NOT_ALLOWED.format(user=user)} {OFFLINE_TAIL}"
+        else:
+            try:
+                outcome = await _run_addition(step, cfg, query, user, embedder)
+                step.output = step_text(outcome, time.perf_counter() - started)
+            except asyncio.CancelledError:  # Stop: the step says what became of the addition
+                stopped = True  # (raised below: inside, the step would show the bare error)
+            except FetchError as err:
+                step.output = f"{plain_message(err)} {OFFLINE_TAIL}"
+            except UserFacingError as err:  # over the limit, index busy, no index
+                step.output = f"{err} {OFFLINE_TAIL}"
+    if stopped:
+        raise asyncio.CancelledError
     await answer(question)
     return outcome
 
@@ -92,13 +160,37 @@ def offer_actions(question: str, missing: list[str]) -> tuple[str, list[cl.Actio
     return text, [action]
 
 
-async def offer_after(question: str, result: Any) -> None:
-    """After an answer that abstained for a missing concept: the offer, with its query."""
+async def offer_after(question: str, result: Any, cfg: Config | None = None,
+                      user: str = "local") -> None:
+    """After an answer that abstained for a missing concept: the offer, with its query (to a
+    user who may add to the library; others read that they may not)."""
     missing = list(getattr(result, "missing_concepts", None) or [])
     if not missing:
         return
+    if cfg is not None and not may_add(cfg, user):
+        await cl.Message(content=f"Not in the local index: {', '.join(missing)}. "
+                         + NOT_ALLOWED.format(user=user)).send()
+        return
     text, actions = offer_actions(question, missing)
     await cl.Message(content=text, actions=actions).send()
+
+
+def added_from(cfg: Config) -> dict[str, SearchNote]:
+    """PMID -> the library search that added it (the sources' side panels say so)."""
+    try:
+        return {p: n for n in Library.of(cfg).notes() for p in n.pmids}
+    except LibraryError as err:  # a damaged note: the panels go without the mark
+        log.warning("library notes unreadable: %s", err)
+        return {}
+
+
+def added_line(note: SearchNote | None) -> str:
+    """The side panel's mark of an article added from a PubMed search: query and date."""
+    if note is None:
+        return ""
+    return (f"**Added to your library** from the PubMed search "
+            f"\u201c{escape_markdown(note.query)}\u201d on {note.added_at[:10]} "
+            f"(search {note.id}; `library remove {note.id}` takes it out).")
 
 
 def install(cfg_of: Callable[[], Config], answer: Answer,

@@ -230,9 +230,10 @@ def highlighted_abstract(abstract: str, evidence: Iterable[EvidenceSpan]) -> str
     return "\n\n".join(" ".join(p) for p in paragraphs if p)
 
 
-def passage_markdown(source: Source) -> str:
+def passage_markdown(source: Source, added: str = "") -> str:
     """The side panel of one source: title, authors, journal, year, link, and the whole abstract
-    with its key findings (evidence sentences) in bold."""
+    with its key findings (evidence sentences) in bold. ``added``: the line saying which PubMed
+    search of the user's library brought the article in (markdown, already escaped)."""
     authors = ", ".join(source.authors[:6]) + (" et al." if len(source.authors) > 6 else "")
     meta = " · ".join(
         x for x in (escape_markdown(authors), escape_markdown(source.journal),
@@ -264,7 +265,7 @@ def passage_markdown(source: Source) -> str:
         topics = "**MeSH major topics:** " + escape_markdown("; ".join(source.mesh_major))
     warning = retraction_text(source) if source.retracted else ""
     return "\n\n".join(x for x in (
-        warning, head, meta, " · ".join(links) + f" · {match_text(source)}",
+        warning, head, meta, " · ".join(links) + f" · {match_text(source)}", added,
         design, topics, body) if x)
 
 

@@ -320,7 +320,8 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
         history.append((question, result.answer))
         cl.user_session.set("history", history[-HISTORY_LIMIT:])
     await saved.after_answer(mode)
-    await pubmed_chat.offer_after(question, result)  # abstained for a missing concept: offer
+    # abstained for a missing concept: offer to search PubMed (to a user who may add)
+    await pubmed_chat.offer_after(question, result, app_config(), _user_name())
 
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,
@@ -359,8 +360,11 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     msg.content = "\n\n".join(
         x for x in (body, findings, sources_block(sources, result.mode or mode)) if x
     )
+    added = await asyncio.to_thread(pubmed_chat.added_from, app_config()) if sources else {}
     elements: list[Any] = [
-        cl.Text(name=source_label(s), content=passage_markdown(s), display="side")
+        cl.Text(name=source_label(s),
+                content=passage_markdown(s, pubmed_chat.added_line(added.get(s.pmid))),
+                display="side")
         for s in sources
     ]
     if sources:  # the sources as files for a reference manager (chains.references)

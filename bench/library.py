@@ -6,9 +6,11 @@ file that match ``--query``); the index is brought to that corpus by a rebuild t
 vector (what ``index update`` does after a corpus change: its time is reported as the rebuild's).
 The held-out articles' real PubMed XML is then served by the local E-utilities replay server
 (``ingest.replay``: NCBI's wire format and rate limit), and ``library add`` fetches and indexes
-them: ESearch + batched EFetch, ingest, store, chunk, embed (only the new chunks), BM25 rebuild,
-write, publish (atomic swap), then the chat's ``LiveIndex`` loading the new build. Nothing of the
-real index or corpus is written.
+them: ESearch, batched EFetch, ingest, store, chunk, embed (only the new chunks), BM25 (the new
+chunks counted and appended, every weight recomputed),
+write, publish (atomic swap), then the chat's ``LiveIndex`` loading the new build and the chat's
+assistant (real model) answering the first added article's title, a question (``--no-answer``
+skips it). Nothing of the real index or corpus is written.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ORDER = ("search+fetch", "ingest", "store", "read", "chunk", "embed", "write", "bm25", "publish")
+ORDER = ("search", "fetch", "ingest", "store", "read", "chunk", "embed", "write", "bm25", "publish")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="the search; the held-out articles are ones it matches")
     parser.add_argument("--work", default=None, help="work folder (default: a temporary one)")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-answer", action="store_true",
+                        help="skip the re-answer (no language model loaded)")
 
 
 def _held_out(path: Path, query: str, n: int):  # -> (kept records, held-out records)
@@ -49,6 +53,15 @@ def _write_xml(path: Path, records) -> None:  # noqa: ANN001 - ReplayRecord list
 
     path.write_bytes(gzip.compress(XML_HEAD + b"".join(r.xml + b"\n" for r in records)
                                    + XML_TAIL, mtime=0))
+
+
+def _title(xml: bytes) -> str:
+    import html
+    import re
+
+    found = re.search(rb"<ArticleTitle[^>]*>(.*?)</ArticleTitle>", xml, re.DOTALL)
+    text = re.sub(r"<[^>]+>", "", found.group(1).decode("utf-8", "replace")) if found else ""
+    return html.unescape(" ".join(text.split()))
 
 
 def _copy_index(source: Path, name: str, target_root: Path) -> None:
@@ -109,6 +122,14 @@ def run(cfg, args: argparse.Namespace) -> int:  # settings.config.Config
         started = time.perf_counter()
         live = LiveIndex(bench_cfg)
         report["live_load_s"] = round(time.perf_counter() - started, 2)
+        assistant = None
+        if not args.no_answer:  # the chat's assistant over that index, its model loaded
+            from chains.assistant import Assistant
+            from retrievers.hybrid import HybridRetriever
+
+            assistant = Assistant.from_config(
+                bench_cfg, retriever=HybridRetriever.from_backend(live, bench_cfg))
+            assert assistant.llm is not None
 
         # the addition, as `library add` runs it (the chat's embedder reused, as the chat does)
         started = time.perf_counter()
@@ -118,9 +139,18 @@ def run(cfg, args: argparse.Namespace) -> int:  # settings.config.Config
         started = time.perf_counter()
         live.snapshot()
         pickup = time.perf_counter() - started
+        if assistant is not None:  # the question of an added article, answered again
+            question = _title(held[0].xml)
+            started = time.perf_counter()
+            result = assistant.ask(question, mode=bench_cfg.chains.mode)
+            report["re_answer_s"] = round(time.perf_counter() - started, 2)
+            report["re_answer_question"] = question
+            report["re_answer_cites_added"] = held[0].pmid in {s.pmid for s in result.sources}
     seconds = dict(outcome.seconds)
     seconds["ingest"] = outcome.fetched.ingest_seconds
-    seconds["search+fetch"] = round(seconds["search+fetch"] - outcome.fetched.ingest_seconds, 3)
+    seconds["search"] = outcome.fetched.search_seconds
+    seconds["fetch"] = round(seconds.pop("search+fetch") - outcome.fetched.ingest_seconds
+                             - outcome.fetched.search_seconds, 3)
     report.update({
         "added": outcome.note.new, "fetched": outcome.note.fetched,
         "chunks_embedded": outcome.sync.chunks_embedded,
@@ -150,6 +180,9 @@ def _print(report: dict) -> None:
         print(f"  {stage:<13} {secs:7.2f} s")
     print(f"  {'total':<13} {report['addition_total_s']:7.2f} s, then the chat loads the new "
           f"build in {report['chat_pickup_s']:.2f} s")
+    if "re_answer_s" in report:
+        print(f"  re-answer     {report['re_answer_s']:7.2f} s ({report['re_answer_question']!r};"
+              f" cites the added article: {report['re_answer_cites_added']})")
     print(f"full rebuild of the same corpus reusing every vector: "
           f"{report['rebuild_reusing_vectors_s']:.1f} s (from scratch it embeds every chunk: "
           "docs/measurements-indexing.md)")

@@ -2,7 +2,8 @@
 
 rank-bm25 scores a query by looping over every document in Python for every query term: about
 5 ms per term at 35k chunks, and linear in corpus size. Here its statistics (idf with its epsilon
-floor, document lengths, k1, b) are computed by ``rank_bm25.BM25Okapi`` once at build time and
+floor, document lengths, k1, b) are computed once at build time, with NumPy from the term counts
+(``indexing.bm25_counts``, stored with the build so an addition only counts its new chunks), and
 folded into a CSC matrix ``W[doc, term]``; a query's scores are then ``W[:, terms] @ counts``,
 identical to ``BM25Okapi.get_scores`` (tested) at a fraction of the cost.
 
@@ -14,15 +15,21 @@ from __future__ import annotations
 
 import bisect
 import json
-from array import array
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
-from rank_bm25 import BM25Okapi
 
+from indexing.bm25_counts import (
+    COUNTS_FILE,
+    count_terms,
+    load_counts,
+    merge_counts,
+    okapi_weights,
+    save_counts,
+)
 from indexing.phrases import PhraseIndex
 from indexing.tokenize import tokenizer_for
 
@@ -44,6 +51,7 @@ class BM25Index:
         self.phrase_weight = phrase_weight
         self._idf: np.ndarray | None = None
         self._sorted_vocab: list[str] | None = None
+        self.counts: sp.csr_matrix | None = None  # term counts per document (kept for additions)
 
     @property
     def size(self) -> int:
@@ -61,29 +69,52 @@ class BM25Index:
     ) -> BM25Index:
         """Index ``texts``; with ``phrases``, word pairs too (weighted at query time)."""
         pairs = PhraseIndex.build(texts, k1=k1, b=b) if phrases else None
-        tok = tokenizer_for(stopwords)
-        corpus = [tok(t) or ["\u2205"] for t in texts]  # rank-bm25 divides by zero on empty docs
-        okapi = BM25Okapi(corpus, k1=k1, b=b)
-        del corpus  # rank-bm25 keeps its own per-document counts
-        vocab = {term: i for i, term in enumerate(sorted(okapi.idf))}
-        # Compact typed arrays: millions of (doc, term, weight) triples as Python objects would
-        # cost hundreds of MB at peak on a full corpus.
-        rows, cols, vals = array("i"), array("i"), array("f")
-        avgdl = okapi.avgdl
-        for d, freqs in enumerate(okapi.doc_freqs):
-            norm = k1 * (1 - b + b * okapi.doc_len[d] / avgdl)
-            for term, tf in freqs.items():
-                rows.append(d)
-                cols.append(vocab[term])
-                vals.append(okapi.idf[term] * tf * (k1 + 1) / (tf + norm))
-        n_docs = len(okapi.doc_freqs)
-        del okapi
-        weights = sp.csc_matrix(
-            (np.frombuffer(vals, dtype=np.float32), (np.frombuffer(rows, dtype=np.int32),
-                                                     np.frombuffer(cols, dtype=np.int32))),
-            shape=(n_docs, len(vocab)),
-        )
-        return cls(weights, vocab, stopwords, pairs)
+        counts, terms = count_terms(texts, tokenizer_for(stopwords))
+        return cls.from_counts(counts, terms, k1=k1, b=b, stopwords=stopwords, phrases=pairs)
+
+    @classmethod
+    def from_counts(cls, counts: sp.csr_matrix, terms: np.ndarray, *, k1: float, b: float,
+                    stopwords: bool, phrases: PhraseIndex | None = None) -> BM25Index:
+        """The index of ``counts[doc, term]`` over the sorted vocabulary ``terms``."""
+        index = cls(okapi_weights(counts, k1, b), {str(t): i for i, t in enumerate(terms)},
+                    stopwords, phrases)
+        index.counts = counts
+        return index
+
+    @classmethod
+    def extend(
+        cls,
+        folder: Path,
+        keep: Sequence[int],
+        texts: Sequence[str],
+        *,
+        k1: float = 1.2,
+        b: float = 0.75,
+        stopwords: bool = True,
+        phrases: bool = False,
+    ) -> BM25Index | None:
+        """The index stored at ``folder`` with only its rows ``keep``, then ``texts`` appended:
+        only ``texts`` are tokenised, every weight is recomputed from the counts (idf and mean
+        length change with every document). Equal to :meth:`build` over the same texts. None
+        when that build kept no counts (made before they were) or used other stopwords."""
+        old = load_counts(folder / COUNTS_FILE)
+        if old is None:
+            return None
+        meta = json.loads((folder / "bm25_vocab.json").read_text(encoding="utf-8"))
+        if meta["stopwords"] != stopwords:
+            return None
+        vocab: dict[str, int] = meta["vocab"]
+        old_terms = np.empty(len(vocab), dtype=object)
+        for term, col in vocab.items():
+            old_terms[col] = term
+        pairs = None
+        if phrases:
+            pairs = PhraseIndex.extend(folder, keep, texts, k1=k1, b=b)
+            if pairs is None:
+                return None
+        new, new_terms = count_terms(texts, tokenizer_for(stopwords))
+        counts, terms = merge_counts(old, old_terms, keep, new, new_terms)
+        return cls.from_counts(counts, terms, k1=k1, b=b, stopwords=stopwords, phrases=pairs)
 
     def scores(self, query: str) -> np.ndarray:
         scores = self.term_scores(query)
@@ -169,10 +200,13 @@ class BM25Index:
 
     def save(self, folder: Path) -> None:
         sp.save_npz(folder / "bm25.npz", self.weights, compressed=False)
+        if self.counts is not None:
+            save_counts(folder / COUNTS_FILE, self.counts)
         if self.phrases is not None:
             self.phrases.save(folder)
         (folder / "bm25_vocab.json").write_text(
-            json.dumps({"stopwords": self.stopwords, "vocab": self.vocab}), encoding="utf-8"
+            json.dumps({"stopwords": self.stopwords, "vocab": self.vocab}, separators=(",", ":")),
+            encoding="utf-8"
         )
 
     @classmethod

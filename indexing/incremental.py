@@ -25,6 +25,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import shutil
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -55,7 +57,7 @@ from indexing.store import (
 )
 from ingest.corpus import corpus_checksum, find_corpus_files, load_corpus
 from ingest.errors import CorpusError
-from ingest.library import Library, LibraryError
+from ingest.library import Library, LibraryError, stop_if_asked
 from ingest.models import Article
 from settings.config import Config
 
@@ -119,15 +121,18 @@ def sync_library(
     embedder: Embedder | None = None,
     wait_s: float | None = None,
     progress: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> SyncResult:
-    """Make the published index hold exactly the corpus with the library as it is on disk."""
+    """Make the published index hold exactly the corpus with the library as it is on disk.
+    ``stop`` set before the publish ends it with :class:`AdditionStopped` and the published
+    build untouched (checked between steps and between embedding batches)."""
     wait = cfg.library.lock_wait_s if wait_s is None else wait_s
     with index_lock(location(cfg), wait):
-        return _sync_locked(cfg, embedder, progress or (lambda _m: None))
+        return _sync_locked(cfg, embedder, progress or (lambda _m: None), stop)
 
 
 def _sync_locked(cfg: Config, embedder: Embedder | None,
-                 progress: Callable[[str], None]) -> SyncResult:
+                 progress: Callable[[str], None], stop: threading.Event | None) -> SyncResult:
     seconds: dict[str, float] = {}
     clock = time.perf_counter()
 
@@ -174,51 +179,80 @@ def _sync_locked(cfg: Config, embedder: Embedder | None,
     chunker = TokenChunker(tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
     new_chunks = chunker.chunk_articles(add)
     lap("chunk")
+    stop_if_asked(stop)
     build_dir = new_build_dir(loc)
-    if dense:
-        assert embedder is not None
-        if new_chunks:
-            progress(f"embedding {len(new_chunks)} new chunks")
-        new_vectors = embedder.encode([c.search_text for c in new_chunks])
-        lap("embed")
-        old = faiss.read_index(str(folder / DENSE_FILE))
-        vectors = old.reconstruct_n(0, old.ntotal)[keep] if keep else np.zeros(
-            (0, old.d), dtype=np.float32)
-        index = faiss.IndexFlatIP(old.d)
-        index.add(np.ascontiguousarray(np.concatenate([vectors, new_vectors.reshape(-1, old.d)]),
-                                       dtype=np.float32))
-        faiss.write_index(index, str(build_dir / DENSE_FILE))
+    try:  # until the publish, nothing refers to the new build: any failure (or Stop) drops it
+        if dense:
+            assert embedder is not None
+            if new_chunks:
+                progress(f"embedding {len(new_chunks)} new chunks")
+            done = 0
+
+            def embedded(n: int) -> None:
+                nonlocal done
+                done += n
+                progress(f"embedded {done} of {len(new_chunks)} new chunks")
+                stop_if_asked(stop)
+
+            new_vectors = embedder.encode([c.search_text for c in new_chunks],
+                                          progress=embedded)
+            lap("embed")
+            old = faiss.read_index(str(folder / DENSE_FILE))
+            vectors = old.reconstruct_n(0, old.ntotal)[keep] if keep else np.zeros(
+                (0, old.d), dtype=np.float32)
+            index = faiss.IndexFlatIP(old.d)
+            index.add(np.ascontiguousarray(
+                np.concatenate([vectors, new_vectors.reshape(-1, old.d)]), dtype=np.float32))
+            faiss.write_index(index, str(build_dir / DENSE_FILE))
+            lap("write")
+        chunks.extend(new_chunks)
+        new_hashes = {p: h for p, h in hashes.items() if p not in remove}
+        new_hashes.update((a.pmid, article_hash(a)) for a in add)
+        write_chunks(build_dir, chunks)
+        write_articles(build_dir, new_hashes)
         lap("write")
-    chunks.extend(new_chunks)
-    new_hashes = {p: h for p, h in hashes.items() if p not in remove}
-    new_hashes.update((a.pmid, article_hash(a)) for a in add)
-    write_chunks(build_dir, chunks)
-    write_articles(build_dir, new_hashes)
-    lap("write")
-    progress(f"rebuilding BM25 over {len(chunks)} chunks")
-    bm25 = cfg.retrieval.bm25
-    BM25Index.build([c.search_text for c in chunks], k1=bm25.k1, b=bm25.b,
-                    stopwords=bm25.stopwords, phrases=True).save(build_dir)
-    lap("bm25")
-    fresh = manifest.model_copy(update={
-        "corpus_checksum": checksum_now,
-        "corpus_files": [str(f) for f in files],
-        "base_checksum": base_then,
-        "library_pmids": [p for p in new_hashes if p in lib_pmids],
-        "articles": len(new_hashes),
-        "chunks": len(chunks),
-        "bm25_settings": bm25_build_settings(cfg),
-        "reused_articles": len(new_hashes) - len(add),
-        "embedded_articles": len(add) if dense else 0,
-        "file_sha256": {},
-        "manifest_sha256": "",
-    })
-    fresh.built_at = Manifest.model_fields["built_at"].get_default(call_default_factory=True)
-    fresh.build_seconds = round(sum(seconds.values()), 2)
+        progress(f"updating BM25 for {len(new_chunks)} new of {len(chunks)} chunks")
+        _write_bm25(cfg, folder, build_dir, keep, [c.search_text for c in chunks],
+                    len(new_chunks))
+        lap("bm25")
+        stop_if_asked(stop)  # the last moment: after the swap the addition is complete
+        fresh = manifest.model_copy(update={
+            "corpus_checksum": checksum_now,
+            "corpus_files": [str(f) for f in files],
+            "base_checksum": base_then,
+            "library_pmids": [p for p in new_hashes if p in lib_pmids],
+            "articles": len(new_hashes),
+            "chunks": len(chunks),
+            "bm25_settings": bm25_build_settings(cfg),
+            "reused_articles": len(new_hashes) - len(add),
+            "embedded_articles": len(add) if dense else 0,
+            "file_sha256": {},
+            "manifest_sha256": "",
+        })
+        fresh.built_at = Manifest.model_fields["built_at"].get_default(call_default_factory=True)
+        fresh.build_seconds = round(sum(seconds.values()), 2)
+    except BaseException:
+        shutil.rmtree(build_dir, ignore_errors=True)
+        raise
+    progress("publishing the new index")
     publish(loc, build_dir, fresh)
     lap("publish")
     return SyncResult(fresh, added=len(add), removed=len(remove & set(hashes)),
                       chunks_embedded=len(new_chunks) if dense else 0, seconds=seconds)
+
+
+def _write_bm25(cfg: Config, old: Path, build_dir: Path, keep: Sequence[int],
+                texts: Sequence[str], new: int) -> None:
+    """BM25 for the new build: the published build's term counts, less the rows not kept, with
+    the ``new`` last texts counted and appended, and every weight recomputed (idf and mean length
+    change with every document); rebuilt over all ``texts`` when that build kept no counts."""
+    bm25 = cfg.retrieval.bm25
+    index = BM25Index.extend(old, keep, texts[len(texts) - new:], k1=bm25.k1, b=bm25.b,
+                             stopwords=bm25.stopwords, phrases=True)
+    if index is None:
+        index = BM25Index.build(texts, k1=bm25.k1, b=bm25.b, stopwords=bm25.stopwords,
+                                phrases=True)
+    index.save(build_dir)
 
 
 def _library_articles(cfg: Config, paths: Sequence[Path]) -> list[Article]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import getpass
 import os
+import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from indexing.incremental import SyncResult, sync_library
 from indexing.store import open_current
 from ingest.eutils import EUtilsClient
 from ingest.library import (
+    AdditionStopped,
     Fetched,
     Library,
     LibraryError,
@@ -29,6 +31,7 @@ from ingest.library import (
     find_notes,
     new_note,
     search_pubmed,
+    stop_if_asked,
 )
 from settings.config import Config
 from settings.errors import IndexMissingError
@@ -69,8 +72,14 @@ def add_search(
     client: EUtilsClient | None = None,
     embedder: Embedder | None = None,
     progress: Progress | None = None,
+    stop: threading.Event | None = None,
 ) -> AddOutcome:
-    """Search PubMed for ``query``, keep what is new, index it incrementally."""
+    """Search PubMed for ``query``, keep what is new, index it incrementally.
+
+    ``stop`` (the chat's Stop) set at any time before the publish ends it with
+    :class:`AdditionStopped`, the library and the published index as they were: the search's
+    files, once written, are taken out again. Set after the publish, it changes nothing (the
+    addition is complete)."""
     wanted = max_records or cfg.library.default_max
     if not 1 <= wanted <= cfg.library.max_per_add:
         raise LibraryError(f"--max {wanted} is outside 1..{cfg.library.max_per_add} "
@@ -80,9 +89,10 @@ def add_search(
     check_quota(cfg, library, user, 1)  # a user already at the limit is not sent to PubMed
     indexed_pmids(cfg)  # no index: say so before asking PubMed anything
     started = time.perf_counter()
-    fetched = search_pubmed(cfg, query, wanted, client=client, progress=progress)
+    fetched = search_pubmed(cfg, query, wanted, client=client, progress=progress, stop=stop)
     seconds = {"search+fetch": round(time.perf_counter() - started, 3)}
     started = time.perf_counter()
+    stop_if_asked(stop)
     with library.lock():
         library.clean_interrupted()
         note, elements = new_note(library, fetched, indexed_pmids(cfg) | library.pmids(), user)
@@ -91,7 +101,12 @@ def add_search(
     seconds["store"] = round(time.perf_counter() - started, 3)
     if progress:
         progress(f"{note.new} of {note.fetched} fetched are new to the index; indexing them")
-    sync = sync_library(cfg, embedder=embedder, progress=progress)
+    try:
+        sync = sync_library(cfg, embedder=embedder, progress=progress, stop=stop)
+    except AdditionStopped:
+        with library.lock():  # the published build never held it: the library goes back too
+            library.remove([note])
+        raise
     return AddOutcome(note, fetched, sync, {**seconds, **sync.seconds})
 
 

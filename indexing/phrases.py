@@ -15,12 +15,13 @@ pairs) only ever merge two rare phrases.
 from __future__ import annotations
 
 import zlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
 import scipy.sparse as sp
 
+from indexing.bm25_counts import PAIR_COUNTS_FILE, load_counts, merge_counts, save_counts
 from indexing.tokenize import word_sequence
 
 EPSILON = 0.25  # rank-bm25's floor for negative idf, as a fraction of the mean idf
@@ -36,6 +37,29 @@ def pair_keys(text: str) -> np.ndarray:
     )
 
 
+def count_pairs(texts: Iterable[str]) -> tuple[sp.csr_matrix, np.ndarray]:
+    """``counts[doc, pair]`` of ``texts`` and the sorted pair keys in use."""
+    doc_parts, key_parts, n_docs = [], [], 0
+    for doc, text in enumerate(texts):
+        keys = pair_keys(text)
+        key_parts.append(keys)
+        doc_parts.append(np.full(keys.size, doc, dtype=np.uint64))
+        n_docs = doc + 1
+    combined = (np.concatenate(doc_parts or [np.zeros(0, np.uint64)]) << np.uint64(32)) | (
+        np.concatenate(key_parts or [np.zeros(0, np.uint32)]).astype(np.uint64)
+    )
+    del doc_parts, key_parts
+    pairs, tf = np.unique(combined, return_counts=True)
+    del combined
+    rows = (pairs >> np.uint64(32)).astype(np.int64)
+    keys, cols = np.unique((pairs & np.uint64(0xFFFFFFFF)).astype(np.uint32),
+                           return_inverse=True)
+    counts = sp.csr_matrix((tf.astype(np.int32), (rows, cols.astype(np.int32))),
+                           shape=(n_docs, keys.size))
+    counts.sort_indices()
+    return counts, keys
+
+
 class PhraseIndex:
     """``W[doc, pair]`` BM25 weights for word pairs, with the same k1/b as the unigram index."""
 
@@ -43,26 +67,21 @@ class PhraseIndex:
         self.weights = weights
         self.keys = keys  # sorted uint32 pair keys, one per column
 
+    counts: sp.csr_matrix | None = None  # pair counts per document (kept for additions)
+
     @classmethod
     def build(cls, texts: Iterable[str], *, k1: float = 1.2, b: float = 0.75) -> PhraseIndex:
-        doc_parts, key_parts, lengths = [], [], []
-        for doc, text in enumerate(texts):
-            keys = pair_keys(text)
-            key_parts.append(keys)
-            doc_parts.append(np.full(keys.size, doc, dtype=np.uint64))
-            lengths.append(keys.size)
-        n_docs = len(lengths)
-        doc_len = np.asarray(lengths, dtype=np.float64)
-        combined = (np.concatenate(doc_parts or [np.zeros(0, np.uint64)]) << np.uint64(32)) | (
-            np.concatenate(key_parts or [np.zeros(0, np.uint32)]).astype(np.uint64)
-        )
-        del doc_parts, key_parts
-        pairs, tf = np.unique(combined, return_counts=True)
-        del combined
-        rows = (pairs >> np.uint64(32)).astype(np.int32)
-        low = (pairs & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-        keys, cols = np.unique(low, return_inverse=True)
-        del pairs
+        counts, keys = count_pairs(texts)
+        return cls.from_counts(counts, keys, k1=k1, b=b)
+
+    @classmethod
+    def from_counts(cls, counts: sp.csr_matrix, keys: np.ndarray, *, k1: float = 1.2,
+                    b: float = 0.75) -> PhraseIndex:
+        """The index of ``counts[doc, pair]`` over the sorted pair ``keys``."""
+        n_docs = counts.shape[0]
+        coo = counts.tocoo()
+        rows, cols, tf = coo.row, coo.col, coo.data.astype(np.int64)
+        doc_len = np.bincount(rows, weights=tf, minlength=n_docs).astype(np.float64)
         df = np.bincount(cols, minlength=keys.size).astype(np.float64)
         idf = np.log((n_docs - df + 0.5) / (df + 0.5)) if keys.size else df
         if keys.size:
@@ -73,7 +92,22 @@ class PhraseIndex:
         weights = sp.csc_matrix(
             (vals, (rows, cols.astype(np.int32))), shape=(n_docs, keys.size), dtype=np.float32
         )
-        return cls(weights, keys)
+        index = cls(weights, keys)
+        index.counts = counts
+        return index
+
+    @classmethod
+    def extend(cls, folder: Path, keep: Sequence[int], texts: Iterable[str], *,
+               k1: float = 1.2, b: float = 0.75) -> PhraseIndex | None:
+        """The stored index at ``folder`` with only its rows ``keep``, then ``texts`` appended
+        (counted alone); None when that build kept no counts."""
+        old = load_counts(folder / PAIR_COUNTS_FILE)
+        if old is None or not (folder / "bm25_pair_keys.npy").is_file():
+            return None
+        old_keys = np.load(folder / "bm25_pair_keys.npy", allow_pickle=False)
+        new, new_keys = count_pairs(texts)
+        counts, keys = merge_counts(old, old_keys, keep, new, new_keys)
+        return cls.from_counts(counts, keys, k1=k1, b=b)
 
     @property
     def size(self) -> int:
@@ -93,6 +127,8 @@ class PhraseIndex:
     def save(self, folder: Path) -> None:
         sp.save_npz(folder / "bm25_pairs.npz", self.weights, compressed=False)
         np.save(folder / "bm25_pair_keys.npy", self.keys, allow_pickle=False)
+        if self.counts is not None:
+            save_counts(folder / PAIR_COUNTS_FILE, self.counts)
 
     @classmethod
     def load(cls, folder: Path) -> PhraseIndex | None:

@@ -30,6 +30,7 @@ import io
 import json
 import os
 import re
+import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
@@ -67,6 +68,17 @@ PLAIN = {
 
 class LibraryError(CorpusError):
     """A library operation the user can fix (unknown search, over the limit, index busy)."""
+
+
+class AdditionStopped(LibraryError):
+    """The user stopped an addition (the chat's Stop) before it was published; nothing of it
+    was kept."""
+
+
+def stop_if_asked(stop: threading.Event | None) -> None:
+    """Raise :class:`AdditionStopped` once ``stop`` is set (checked between steps)."""
+    if stop is not None and stop.is_set():
+        raise AdditionStopped("the addition was stopped: nothing was added to the library")
 
 
 def plain_message(err: FetchError) -> str:
@@ -114,6 +126,7 @@ class Fetched:
     dropped_short: int
     seconds: float  # search, fetch and ingest
     ingest_seconds: float = 0.0  # of which parsing, normalising and filtering
+    search_seconds: float = 0.0  # of which the ESearch request
 
 
 class Library:
@@ -287,15 +300,18 @@ def search_pubmed(
     *,
     client: EUtilsClient | None = None,
     progress: Callable[[str], None] | None = None,
+    stop: threading.Event | None = None,
 ) -> Fetched:
     """ESearch ``query`` (Best Match) and EFetch its first ``max_records`` in batches; nothing is
-    written. A batch whose answer is unusable is asked again (``library.max_retries``)."""
+    written. A batch whose answer is unusable is asked again (``library.max_retries``); ``stop``
+    set ends it between requests (:class:`AdditionStopped`)."""
     query = query.strip()
     if not query:
         raise LibraryError("the PubMed query is empty: give the words to search for")
     started = time.perf_counter()
     client = client or client_for(cfg)
     found = client.esearch(query, retmax=0, sort="relevance")
+    searched = time.perf_counter() - started
     wanted = min(found.count, max_records)
     if progress:
         progress(f"PubMed has {found.count:,} matches for {query!r}; fetching {wanted}")
@@ -304,6 +320,7 @@ def search_pubmed(
     batch = cfg.library.efetch_batch
     ingest = 0.0
     for start in range(0, wanted, batch):
+        stop_if_asked(stop)
         size = min(batch, wanted - start)
         for attempt in range(cfg.library.max_retries + 1):
             body = client.efetch(found.webenv, found.query_key, start, size)
@@ -325,7 +342,7 @@ def search_pubmed(
     kept, dropped = drop_short(merged.values(), cfg.corpus.min_abstract_chars)
     ingest += time.perf_counter() - parse_started
     return Fetched(query, found.count, len(parsed), kept, elements, len(dropped),
-                   round(time.perf_counter() - started, 3), round(ingest, 3))
+                   round(time.perf_counter() - started, 3), round(ingest, 3), round(searched, 3))
 
 
 def new_note(

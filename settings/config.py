@@ -85,6 +85,26 @@ class LibraryConfig(_Section):
     lock_wait_s: float = Field(
         30.0, ge=0, description="how long an addition waits for another build of the index"
     )
+    # who may add to the shared library from the chat (/pubmed, the offer's button); the
+    # command line (`library add`) is the server's owner and is not limited by it
+    who_may_add: Literal["everyone", "listed", "nobody"] = Field(
+        "everyone",
+        description="everyone signed in | listed: only the users named in may_add (needs "
+        "ui.auth: password) | nobody: no additions from the chat",
+    )
+    may_add: list[str] = Field(
+        default_factory=list, description="user names who may add (with who_may_add: listed)"
+    )
+
+    @model_validator(mode="after")
+    def _adders(self) -> LibraryConfig:
+        if self.who_may_add == "listed" and not self.may_add:
+            raise ValueError("library.who_may_add is 'listed' but library.may_add names no user: "
+                             "list the user names who may add, or choose everyone or nobody")
+        if self.may_add and self.who_may_add != "listed":
+            raise ValueError(f"library.may_add names users but library.who_may_add is "
+                             f"{self.who_may_add!r}: set who_may_add: listed to use the list")
+        return self
 
 
 class IndexConfig(_Section):
@@ -409,6 +429,14 @@ class Config(_Section):
     root: Path = Field(
         REPO_ROOT, exclude=True, description="paths in the file resolve against this"
     )
+
+    @model_validator(mode="after")
+    def _listed_adders_sign_in(self) -> Config:
+        if self.library.who_may_add == "listed" and self.ui.auth != "password":
+            raise ValueError("library.who_may_add: listed needs ui.auth: password (without "
+                             "sign-in every user is the same local user, and no name can be "
+                             "checked)")
+        return self
 
     def resolve(self, path: str | Path) -> Path:
         """A path from the config, relative to the config file's folder unless absolute."""

@@ -29,6 +29,7 @@ def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = N
     if isinstance(cfg.llm, GPT4AllLLMConfig):
         data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
     data["history"]["folder"] = str(cfg.resolve(cfg.history.folder))
+    data["library"]["dir"] = str(cfg.resolve(cfg.library.dir))
     data["ui"]["users_file"] = str(cfg.resolve(cfg.ui.users_file))
     if cfg.api.keys_file:
         data["api"]["keys_file"] = str(cfg.resolve(cfg.api.keys_file))
