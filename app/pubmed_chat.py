@@ -76,7 +76,8 @@ def may_add(cfg: Config, user: str) -> bool:
 
 def step_text(outcome: AddOutcome, seconds: float) -> str:
     note = outcome.note
-    return (f"Query: `{note.query}`\n\nPubMed: {note.count:,} matches; {note.fetched} fetched; "
+    matches = "1 match" if note.count == 1 else f"{note.count:,} matches"
+    return (f"Query: `{note.query}`\n\nPubMed: {matches}; {note.fetched} fetched; "
             f"**{note.new} new** to the index ({note.already_indexed} already there); indexed and "
             f"published in {seconds:.1f} s. Added to your library as search {note.id} "
             f"({note.added_at[:10]}).")

@@ -70,7 +70,8 @@ async def test_slash_pubmed_adds_then_answers_again(tmp_path, pool, embedder, mo
     step = [d for d in emitter.of("update_step") if d.get("name") == "Search PubMed"][-1]
     assert step["input"] == "laparoscopic"
     (note,) = Library.of(cfg).notes()
-    assert f"PubMed: {note.count:,} matches; {note.fetched} fetched" in step["output"]
+    assert f"PubMed: {note.count:,} match" in step["output"]  # "1 match", "12 matches"
+    assert f"; {note.fetched} fetched" in step["output"]
     assert f"**{note.new} new** to the index" in step["output"]
     assert set(note.pmids) <= set(read_article_hashes(open_current(cfg)[0]))
     assert [c["question"] for c in fake.calls] == ["laparoscopic"]  # answered again

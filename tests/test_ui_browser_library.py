@@ -113,7 +113,7 @@ def test_search_pubmed_from_the_chat_adds_cites_survives_a_restart_and_is_remove
                 region.get_by_text("PubMed:").wait_for(timeout=30_000)
                 step = region.inner_text()
                 assert QUERY in step, step
-                assert "PubMed: 1 matches; 1 fetched; 1 new to the index" in step, step
+                assert "PubMed: 1 match; 1 fetched; 1 new to the index" in step, step
                 chat.screenshot("ui_library_added.png")
 
                 assert ABSTAINED not in answer.inner_text()
