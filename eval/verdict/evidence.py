@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
-from grounding.sources import ArticleTexts
 from grounding.terms import content_words as _content_words
+from retrievers.articles import last_chunk
 from retrievers.service import SearchService
 
 # ---- evidence selection -------------------------------------------------------------------------
@@ -98,8 +98,13 @@ def select_evidence(question: str, text: str, max_words: int = 90) -> Evidence:
 def ArticleTails(retriever: SearchService) -> Callable[[Document], str | None]:  # noqa: N802
     """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
     each article's best-matching chunk, which holds the conclusion only about half the time
-    (:meth:`grounding.sources.ArticleTexts.tail`; None: the retrieved chunk stays)."""
-    return ArticleTexts(retriever).tail
+    (:func:`retrievers.articles.last_chunk`; None: the retrieved chunk stays)."""
+
+    def tail(doc: Document) -> str | None:
+        pmid = str(doc.metadata.get("pmid") or "")
+        return last_chunk(retriever.article_chunks(pmid)) if pmid else None
+
+    return tail
 
 
 def verdict_evidence(
