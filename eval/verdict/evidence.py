@@ -82,7 +82,7 @@ class Evidence:
     labelled: bool = False  # a "CONCLUSION(S):"-like label was found
 
 
-def select_evidence(question: str, text: str, max_words: int = 90) -> Evidence:
+def verdict_passage(question: str, text: str, max_words: int = 90) -> Evidence:
     """Conclusion-like sentences, preceded by the best-overlapping sentence when there is room;
     at most ``max_words`` words each."""
     chosen, labelled = conclusion_sentences(text)
@@ -119,4 +119,4 @@ def verdict_evidence(
         return Evidence("", "")
     top = documents[0]
     text = (article_tail(top) if article_tail else None) or top.page_content
-    return select_evidence(question, text, max_words)
+    return verdict_passage(question, text, max_words)
