@@ -1,6 +1,7 @@
-"""The yes/no/maybe verdict, in one place.
+"""The model-based yes/no/maybe verdict that ``eval answers`` measures on PubMedQA (the chat's
+verdict follows from the sources' stances instead: :func:`grounding.consensus.judge`).
 
-- :mod:`.decider`: :class:`VerdictDecider`, the one entry point (the chat and ``eval answers``);
+- :mod:`.decider`: :class:`VerdictDecider`, its one entry point;
 - :mod:`.labels`: which questions get a verdict; reading the model's JSON;
 - :mod:`.evidence`, :mod:`.cues`: the sentences the verdict reads and their wording cues;
 - :mod:`.scoring`: what runs per question (option scores, JSON, the classifier's features);
