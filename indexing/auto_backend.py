@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,7 +37,9 @@ from indexing.chunking import TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.store import file_lock
 from ingest.models import Article
-from settings.config import Config
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 AUTO = "auto"
 REFERENCE = "torch"  # fp32: what every other candidate's cosine is measured against
