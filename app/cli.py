@@ -165,7 +165,11 @@ def named_command(argv: Sequence[str]) -> list[str]:
 
 
 def _add(
-    sub: argparse._SubParsersAction, name: str, help_: str, module: str, load: bool = True
+    sub: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    help_: str,
+    module: str,
+    load: bool = True,
 ) -> None:
     parser = sub.add_parser(name, help=help_, description=help_)
     parser.set_defaults(_module=module)

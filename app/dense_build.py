@@ -25,7 +25,7 @@ from settings.errors import IndexMissingError
 NICENESS = 10  # below the chat's own priority: the build takes what the answers leave
 
 _lock = threading.Lock()
-_process: subprocess.Popen | None = None
+_process: subprocess.Popen[bytes] | None = None
 
 
 def dense_pending(cfg: Config) -> bool:
@@ -57,7 +57,9 @@ def _lower_priority() -> None:  # runs in the child, before exec
     os.nice(NICENESS)
 
 
-def start_if_pending(cfg: Config, config_path: str | None) -> subprocess.Popen | None:
+def start_if_pending(
+    cfg: Config, config_path: str | None
+) -> subprocess.Popen[bytes] | None:
     """Start the background build when the index is lexical-only; None when there is nothing
     to build (or one is already running from this process)."""
     global _process

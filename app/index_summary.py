@@ -15,6 +15,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from indexing.store import location, read_manifest
 from indexing.tokenize import STOPWORDS
@@ -103,7 +104,7 @@ def _title_terms(title: str) -> set[str]:
     return terms
 
 
-def _topics(rows: list[dict]) -> list[str]:
+def _topics(rows: list[dict[str, Any]]) -> list[str]:
     """The terms most titles use; a word is shown as its most frequent pair ("emotional
     intelligence") when that pair is in at least half the titles that have the word."""
     counts: Counter[str] = Counter()

@@ -4,6 +4,7 @@ serves it without those tags. Installed by the chat's startup handler, not at im
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 _EXTERNAL_TAG = re.compile(
     r"<(?:link|script)\b[^>]*\b(?:href|src)\s*=\s*[\"'](?:https?:)?//[^>]*>(?:\s*</script>)?",
@@ -20,7 +21,7 @@ def install_offline_html() -> None:
     """Wrap ``chainlit.server.get_html_template`` (once) so pages carry no external tags."""
     import chainlit.server as _cl_server
 
-    original = _cl_server.get_html_template
+    original: Callable[[str], str] = _cl_server.get_html_template
     if getattr(original, "_offline", False):
         return
 

@@ -13,9 +13,13 @@ import concurrent.futures
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Coroutine
-from typing import Any, Protocol, Self
+from typing import Any, Literal, Protocol, Self, TypeVar
 
 from retrievers.service import SearchService
+
+T = TypeVar("T")
+# A request's place in the queue: its acquisition of the generation slot (an asyncio.Lock's)
+SlotTicket = asyncio.Future[Literal[True]]
 
 
 class AssistantLike(Protocol):
@@ -45,7 +49,7 @@ class LoopThread:
                 self._loop = loop
             return self._loop
 
-    def submit(self, coro: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
         return asyncio.run_coroutine_threadsafe(coro, self._ensure())
 
 
@@ -60,9 +64,10 @@ class RelayedStream:
     def __init__(self, worker: LoopThread, make_stream: Callable[[], AsyncIterator[Any]]) -> None:
         self._worker = worker
         self._make_stream = make_stream
-        self._queue: asyncio.Queue = asyncio.Queue()
+        # (True, event or _END) or (False, the error the stream raised)
+        self._queue: asyncio.Queue[tuple[bool, Any]] = asyncio.Queue()
         self._finished = asyncio.Event()
-        self._future: concurrent.futures.Future | None = None
+        self._future: concurrent.futures.Future[None] | None = None
 
     async def _relay(self, home: asyncio.AbstractEventLoop) -> None:
         put = self._queue.put_nowait
@@ -125,9 +130,9 @@ class Backend:
         self._factory = factory
         self._worker = worker or LoopThread()
         self._assistant: AssistantLike | None = None
-        self._loading: concurrent.futures.Future | None = None
+        self._loading: concurrent.futures.Future[AssistantLike] | None = None
         self._slot = asyncio.Lock()
-        self._waiting: list[asyncio.Future] = []  # requests' slot acquisitions, in arrival order
+        self._waiting: list[SlotTicket] = []  # requests' slot acquisitions, in arrival order
 
     @property
     def loaded(self) -> bool:
@@ -167,7 +172,7 @@ class Backend:
         self._assistant = assistant
         return assistant
 
-    def ahead(self, ticket: asyncio.Future | None = None) -> int:
+    def ahead(self, ticket: SlotTicket | None = None) -> int:
         """How many requests come before a waiting one (``ticket``; None: a request arriving now):
         the one holding the slot and those waiting since earlier (the slot is granted in order;
         one granted it a moment ago counts once, as the holder)."""

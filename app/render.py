@@ -4,7 +4,8 @@ reaches Chainlit's renderer, so a title such as ``<img src=x onerror=alert(1)>``
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import Any
 from urllib.parse import quote
 
 from chains.references import vancouver
@@ -287,7 +288,7 @@ def search_summary(question: str, prepared: PreparedEvent) -> str:
     return "\n\n".join(lines)
 
 
-def filters_text(filters: dict) -> str:
+def filters_text(filters: Mapping[str, Any]) -> str:
     """The active filters in words ("years 2015-2018, design: RCT, journal JAMA")."""
     try:
         return Filters(**filters).describe()

@@ -285,7 +285,9 @@ async def _on_message(message: cl.Message) -> None:
 
 
 async def _notice(text: str) -> cl.Message:
-    return await cl.Message(content=text).send()
+    message = cl.Message(content=text)
+    await message.send()
+    return message
 
 
 async def answer(backend: Backend, question: str, mode: str) -> None:

@@ -42,7 +42,7 @@ from chains.steps import (
 )
 from chains.turn import Turn
 from grounding.classifier import load_stance_classifier
-from grounding.sources import ArticleTexts, SentenceEncoder, load_encoder
+from grounding.sources import SentenceEncoder, load_encoder
 from retrievers.service import SearchService
 from settings.config import Config
 from settings.errors import UserFacingError
@@ -74,7 +74,6 @@ class Assistant:
     ) -> None:
         self.cfg = cfg
         self.retriever = retriever
-        self.article_text = ArticleTexts(retriever)  # whole abstracts, via the search backend
         self._encoder = encoder
         self.prompts = Prompts.from_config(cfg)
         self._llm = llm
@@ -149,7 +148,7 @@ class Assistant:
                 prompts.answer, self.count_tokens,
                 lambda: cfg.llm.context_window - cfg.llm.max_new_tokens, writes=policy.writes,
             ),
-            find=make_evidence_step(self.encoder, self.article_text, cfg.answer),
+            find=make_evidence_step(self.encoder, cfg.answer),
             decide=make_decide_step(
                 cfg.answer, policy, self.encoder, corpus,
                 load_stance_classifier(prompts.yes_no_path.parent),

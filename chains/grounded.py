@@ -28,7 +28,7 @@ from grounding.concepts import CorpusTerms, check_coverage, question_concepts
 from grounding.consensus import Judgement, judge
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.lead import support_check, with_finding
-from grounding.sources import ArticleTexts, SentenceEncoder, SourcePool
+from grounding.sources import SentenceEncoder, SourcePool
 from grounding.stance import StanceClassifier, source_stance
 from grounding.support import SupportChecker
 from grounding.yes_no import is_yes_no_question
@@ -41,14 +41,15 @@ EncoderProvider = Callable[[], SentenceEncoder]
 
 
 def make_evidence_step(
-    encoder: EncoderProvider, article_text: ArticleTexts | None, settings: GroundingSettings
+    encoder: EncoderProvider, settings: GroundingSettings
 ) -> Runnable[Any, Any]:
-    """Turn -> Turn with ``pool`` (whole abstracts, split and embedded in one batch) and
+    """Turn -> Turn with ``pool`` (the whole abstracts the search results carry, split and
+    embedded in one batch) and
     ``evidence`` (per source, its key findings; none from a retracted article)."""
 
     def find(turn: Turn) -> Turn:
         question = turn.get("searched_question") or turn["question"]
-        pool = SourcePool.from_documents(question, turn["documents"], encoder(), article_text)
+        pool = SourcePool.from_documents(question, turn["documents"], encoder())
         evidence = without_retracted(pool, select_evidence(pool, settings))
         return {**turn, "pool": pool, "evidence": evidence}
 

@@ -1,9 +1,9 @@
 """The retrieved sources as grounding sees them: whole abstracts, split, embedded once per question.
 
-Retrieval hands the chain each article's best chunk; evidence and support need the whole abstract,
-so :class:`ArticleTexts` re-joins an article's chunks (they overlap by whole sentences) through the
-search backend's ``article_chunks(pmid)``. :class:`SourcePool` embeds every sentence of every source
-and the question in ONE batch, which is what keeps grounding at a few tens of ms a question.
+Retrieval ranks each article by its best chunk and hands on, with each result, the article's whole
+abstract (:func:`retrievers.articles.article_text`): evidence and support read that, never the
+search again. :class:`SourcePool` embeds every sentence of every source and the question in ONE
+batch, which is what keeps grounding at a few tens of ms a question.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from langchain_core.documents import Document
 from grounding.sentences import Sentence, split_sentences
 from grounding.terms import content_terms, numbers
 from ingest.metadata import ChunkMeta
-from retrievers.service import SearchService
+from retrievers.articles import article_text
 
 
 class SentenceEncoder(Protocol):
@@ -32,50 +32,6 @@ def load_encoder(cfg: Any) -> SentenceEncoder:
     from indexing.embeddings import build_embedder
 
     return build_embedder(cfg)
-
-
-def join_chunks(chunks: Sequence[str]) -> str:
-    """Re-join consecutive chunks of one abstract, dropping the sentences each repeats from the
-    previous one (the chunker's overlap is a run of whole trailing sentences)."""
-    text = ""
-    for chunk in chunks:
-        chunk = chunk.strip()
-        if not text:
-            text = chunk
-            continue
-        overlap = 0
-        for k in range(min(len(text), len(chunk)), 0, -1):
-            if text.endswith(chunk[:k]) and (k == len(text) or text[-k - 1] == " "):
-                overlap = k
-                break
-        text = text + chunk[overlap:] if overlap else f"{text} {chunk}"
-    return text
-
-
-class ArticleTexts:
-    """The one accessor of an article's text beyond its retrieved chunk, via the search
-    service's ``article_chunks``: the whole abstract (grounding), or its last chunk, where the
-    conclusion is (the evaluation's verdict: ``eval.verdict``)."""
-
-    def __init__(self, retriever: SearchService) -> None:
-        self.retriever = retriever
-
-    def tail(self, doc: Document) -> str | None:
-        """The article's last chunk; None when the service has none of the article."""
-        pmid = str(doc.metadata.get("pmid") or "")
-        chunks = self.retriever.article_chunks(pmid) if pmid else []
-        if not chunks:
-            return None
-        last = max(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
-        return last.page_content
-
-    def __call__(self, doc: Document) -> str:
-        pmid = str(doc.metadata.get("pmid") or "")
-        if not pmid:
-            return doc.page_content
-        chunks = sorted(self.retriever.article_chunks(pmid),
-                        key=lambda d: int(d.metadata.get("chunk_index", 0)))  # fmt: skip
-        return join_chunks([d.page_content for d in chunks]) or doc.page_content
 
 
 @dataclass
@@ -155,10 +111,10 @@ class SourcePool:
         question: str,
         documents: Sequence[Document],
         encoder: SentenceEncoder,
-        article_text: ArticleTexts | None = None,
     ) -> SourcePool:
-        """Sources numbered as the chain numbers them: document i is [i + 1]."""
-        texts = [article_text(d) if article_text else d.page_content for d in documents]
+        """Sources numbered as the chain numbers them: document i is [i + 1], read as the whole
+        abstract its search result carries."""
+        texts = [article_text(d) for d in documents]
         metas = [ChunkMeta.from_metadata(d.metadata) for d in documents]
         return cls.build(
             question,

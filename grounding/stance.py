@@ -590,31 +590,16 @@ def source_stance(
     ]
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
-    aliases = abbreviations(source.abstract)
-    source_stems = stems_of(f"{source.title} {source.abstract}")
-    for expansion in aliases.values():
-        source_stems |= expansion
-    relation = question_relation(question).for_source(source_stems)
+    aliases, relation = _source_relation(source, question)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
         if not overlap and sentence.kind != "conclusion":
             continue  # shares no word with the question: about something else
-        if not overlap:  # the labelled conclusion about the study's own question
-            read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
-            if RECOMMENDATION.search(sentence.text):
-                continue
-        elif sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
-            # the labelled conclusion states the study's own question: one clause, one relation
-            read = _guarded(sentence_stance(sentence.text, question_stems,
-                                            asks_sameness=sameness), sentence.text, sameness)
-            if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
-                continue
-        else:
-            read = relation_stance(sentence.text, relation, question_stems,
-                                   asks_sameness=sameness, aliases=aliases)  # fmt: skip
-        if read.stance is None:
+        read = _candidate_stance(sentence, bool(overlap), question_stems, relation, aliases,
+                                 sameness)  # fmt: skip
+        if read is None or read.stance is None:
             continue
         if sentence in answer and read.strength >= PLAIN:
             plain.append((overlap, read))
@@ -631,10 +616,56 @@ def source_stance(
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
-        probs = classify(stance_features([s.text for s in answer], question, question_stems))
-        strength = probs.get("yes", 0.0)
-        if max(probs, key=lambda k: probs[k]) != "yes":
-            stance = "unclear"
+        stance, strength = _confirmed_yes(classify, answer, question, question_stems)
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
+
+
+def _source_relation(
+    source: SourceText, question: str
+) -> tuple[dict[str, frozenset[str]], Relation]:
+    """The source's abbreviations and the question's relation as this source words it (its
+    stems, the long forms of its abbreviations included)."""
+    aliases = abbreviations(source.abstract)
+    source_stems = stems_of(f"{source.title} {source.abstract}")
+    for expansion in aliases.values():
+        source_stems |= expansion
+    return aliases, question_relation(question).for_source(source_stems)
+
+
+def _candidate_stance(
+    sentence: Sentence,
+    shares_words: bool,
+    question_stems: set[str],
+    relation: Relation,
+    aliases: dict[str, frozenset[str]],
+    sameness: bool,
+) -> SentenceStance | None:
+    """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
+    conclusion about another population)."""
+    if not shares_words:  # the labelled conclusion about the study's own question
+        read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
+        return None if RECOMMENDATION.search(sentence.text) else read
+    if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
+        # the labelled conclusion states the study's own question: one clause, one relation
+        read = _guarded(sentence_stance(sentence.text, question_stems,
+                                        asks_sameness=sameness), sentence.text, sameness)
+        if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
+            return None
+        return read
+    return relation_stance(sentence.text, relation, question_stems,
+                           asks_sameness=sameness, aliases=aliases)  # fmt: skip
+
+
+def _confirmed_yes(
+    classify: StanceClassifier,
+    answer: Sequence[Sentence],
+    question: str,
+    question_stems: set[str],
+) -> tuple[Stance, float]:
+    """A rule-read "yes" with the classifier's probability as its strength; "unclear" when the
+    classifier does not also find "yes" most likely."""
+    probs = classify(stance_features([s.text for s in answer], question, question_stems))
+    strength = probs.get("yes", 0.0)
+    return ("yes" if max(probs, key=lambda k: probs[k]) == "yes" else "unclear"), strength

@@ -21,11 +21,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from indexing.backend_cache import (
+    DecisionEntry,
     cached_backend,
     decision_key,
     decision_path,
@@ -36,6 +37,9 @@ from indexing.chunking import TokenChunker
 from indexing.embeddings import Embedder, build_embedder
 from indexing.store import file_lock
 from ingest.models import Article
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 AUTO = "auto"
 REFERENCE = "torch"  # fp32: what every other candidate's cosine is measured against
@@ -109,7 +113,8 @@ def choose_backend(measurements: Sequence[Measurement], min_cosine: float = MIN_
 def _cosines(vectors: np.ndarray, reference: np.ndarray) -> np.ndarray:
     dots = (vectors * reference).sum(axis=1)
     norms = np.linalg.norm(vectors, axis=1) * np.linalg.norm(reference, axis=1)
-    return dots / np.clip(norms, 1e-12, None)
+    cosines: np.ndarray = dots / np.clip(norms, 1e-12, None)
+    return cosines
 
 
 def measure_candidates(
@@ -168,7 +173,9 @@ def decide(
         return Decision(backend, tuple(measurements), False, key, path, min_cosine)
 
 
-def _entry(backend: str, measurements: Sequence[Measurement], min_cosine: float) -> dict:
+def _entry(
+    backend: str, measurements: Sequence[Measurement], min_cosine: float
+) -> DecisionEntry:
     return {
         "backend": backend,
         "rule": f"fastest with min cosine to fp32 >= {min_cosine} over the sample",
@@ -177,7 +184,7 @@ def _entry(backend: str, measurements: Sequence[Measurement], min_cosine: float)
     }
 
 
-def _measurements(entry: dict) -> tuple[Measurement, ...]:
+def _measurements(entry: DecisionEntry) -> tuple[Measurement, ...]:
     """The rates stored with a cached decision (for the build's printout; tolerant of gaps)."""
     out = []
     for raw in entry.get("candidates") or []:
@@ -196,7 +203,7 @@ def _evenly(items: Sequence[Any], n: int) -> list[Any]:
     return [items[i * len(items) // n] for i in range(n)]
 
 
-def sample_texts(articles: Sequence[Article], tokenizer: Any, cfg: Any,
+def sample_texts(articles: Sequence[Article], tokenizer: Any, cfg: Config,
                  n: int = SAMPLE_CHUNKS) -> list[str]:
     """``n`` chunks as the build will embed them (same chunker, title included)."""
     chunker = TokenChunker(tokenizer, cfg.index.chunk_size, cfg.index.chunk_overlap)
@@ -204,7 +211,7 @@ def sample_texts(articles: Sequence[Article], tokenizer: Any, cfg: Any,
     return [c.search_text for c in _evenly(chunks, n)]
 
 
-def load_candidates(cfg: Any, names: Sequence[str] = CANDIDATES,
+def load_candidates(cfg: Config, names: Sequence[str] = CANDIDATES,
                     ) -> tuple[dict[str, Embedder], list[Measurement]]:
     """Loaded embedders, and a note for each candidate that cannot be built here (onnx-int8
     without onnxruntime, or an export that fails offline). fp32 must load: it is the reference."""
@@ -222,7 +229,7 @@ def load_candidates(cfg: Any, names: Sequence[str] = CANDIDATES,
 
 
 def decide_for_corpus(
-    cfg: Any,
+    cfg: Config,
     articles: Sequence[Article],
     *,
     candidates: Sequence[str] = CANDIDATES,
@@ -245,19 +252,18 @@ def decide_for_corpus(
 
 
 # -- auto in the config --------------------------------------------------------------------------
-def with_embedding_backend(cfg: Any, backend: str) -> Any:
+def with_embedding_backend(cfg: Config, backend: str) -> Config:
     """A copy of ``cfg`` whose ``index.embedding_backend`` is ``backend`` (cfg is not changed)."""
-    out = cfg.model_copy(deep=True)
-    out.index.embedding_backend = backend
-    return out
+    index = cfg.index.model_copy(update={"embedding_backend": backend})
+    return cfg.model_copy(deep=True, update={"index": index})
 
 
 def resolve_for_build(
-    cfg: Any,
+    cfg: Config,
     articles: Sequence[Article],
     embedder: Any = None,
     report: Report | None = None,
-) -> tuple[Any, Any]:
+) -> tuple[Config, Any]:
     """``(cfg, embedder)`` for a build: with ``auto``, a cfg copy naming the measured backend and
     that backend's embedder when it is loaded already; other settings pass through unchanged.
     An embedder handed in wins (its ``backend``, fp32 for a stand-in without one)."""
@@ -272,14 +278,14 @@ def resolve_for_build(
     return with_embedding_backend(cfg, decision.backend), chosen
 
 
-def query_backend(cfg: Any, built_with: str) -> str:
+def query_backend(cfg: Config, built_with: str) -> str:
     """The backend to embed queries with for an index embedded with ``built_with``: ``auto``
     follows the index (its vectors came from that backend), an explicit setting is kept."""
     configured = cfg.index.embedding_backend
     return built_with if configured == AUTO else configured
 
 
-def wanted_backend(cfg: Any, built_with: str) -> str:
+def wanted_backend(cfg: Config, built_with: str) -> str:
     """The backend a build would use now (``index build --if-needed``): ``auto`` is this
     machine's cached decision, or the index's own backend when this machine has none yet
     (every candidate that can win is within cosine 0.999 of fp32, so the index still serves)."""

@@ -17,10 +17,23 @@ import platform
 import tempfile
 from importlib import metadata
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypedDict, cast
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 DECISION_FILE = ".embedding-backend.json"
 FILE_VERSION = 1
 CONCRETE_BACKENDS = ("torch", "torch-bf16", "onnx-int8")
+
+
+class DecisionEntry(TypedDict, total=False):
+    """One CPU's cached decision (``indexing.auto_backend`` writes it; read back from JSON)."""
+
+    backend: str
+    rule: str
+    measured_at: str
+    candidates: list[dict[str, Any]]  # ``asdict`` of each ``auto_backend.Measurement``
 
 
 def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
@@ -49,12 +62,12 @@ def decision_key(embedding_model: str, cpu: str | None = None, torch: str | None
     return f"{cpu or cpu_model()} | torch {torch or torch_version()} | {embedding_model}"
 
 
-def decision_path(cfg) -> Path:  # settings.config.Config
+def decision_path(cfg: Config) -> Path:
     """Beside the indices (and the ONNX cache), shared by every index name in that folder."""
     return cfg.resolve(cfg.index.dir) / DECISION_FILE
 
 
-def _read_all(path: Path) -> dict[str, dict]:
+def _read_all(path: Path) -> dict[str, DecisionEntry]:
     """Every entry of the file; {} when it is missing, not JSON or not this format."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -65,10 +78,10 @@ def _read_all(path: Path) -> dict[str, dict]:
     entries = data.get("decisions")
     if not isinstance(entries, dict):
         return {}
-    return {k: v for k, v in entries.items() if isinstance(v, dict)}
+    return {k: cast(DecisionEntry, v) for k, v in entries.items() if isinstance(v, dict)}
 
 
-def read_decision(path: Path, key: str) -> dict | None:
+def read_decision(path: Path, key: str) -> DecisionEntry | None:
     """The cached entry for ``key`` when it names a backend this code can run, else None."""
     entry = _read_all(path).get(key)
     if entry is None or entry.get("backend") not in CONCRETE_BACKENDS:
@@ -76,7 +89,7 @@ def read_decision(path: Path, key: str) -> dict | None:
     return entry
 
 
-def write_decision(path: Path, key: str, entry: dict) -> None:
+def write_decision(path: Path, key: str, entry: DecisionEntry) -> None:
     """Add or replace ``key``'s entry, keeping other CPUs' entries; atomic (temp + os.replace),
     so a reader never sees half a file."""
     entries = _read_all(path)
@@ -93,7 +106,7 @@ def write_decision(path: Path, key: str, entry: dict) -> None:
         raise
 
 
-def cached_backend(cfg) -> str | None:  # settings.config.Config
+def cached_backend(cfg: Config) -> str | None:
     """The backend ``auto`` chose on this kind of machine, if it was measured already."""
     entry = read_decision(decision_path(cfg), decision_key(cfg.index.embedding_model))
     return entry["backend"] if entry else None

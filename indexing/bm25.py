@@ -55,7 +55,7 @@ class BM25Index:
 
     @property
     def size(self) -> int:
-        return self.weights.shape[0]
+        return int(self.weights.shape[0])
 
     @classmethod
     def build(

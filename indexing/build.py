@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import faiss
 import numpy as np
@@ -29,7 +30,6 @@ from indexing.progress import ProgressWriter, wait_until_released
 from indexing.store import (
     METADATA_SCHEMA,
     DamagedIndexError,
-    IndexMissingError,
     Manifest,
     ShardCache,
     location,
@@ -40,6 +40,10 @@ from indexing.store import (
 )
 from ingest.metadata import chunk_metadata
 from ingest.models import CITATION_FIELDS, Article
+from settings.errors import IndexMissingError
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 SHARD_ROWS = 1024
 
@@ -69,7 +73,7 @@ class StoredChunks:
     chunk_ids: list[str]
     pmids: list[str]
     texts: list[str]
-    metadata: list[dict]
+    metadata: list[dict[str, Any]]  # each chunk's JSON record (ingest.metadata)
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -147,12 +151,12 @@ def _embed_resumable(
     return out, resumed
 
 
-def bm25_build_settings(cfg) -> dict:
+def bm25_build_settings(cfg: Config) -> dict[str, Any]:
     """What the BM25 files depend on (a change means a rebuild); ``phrases``: word pairs stored."""
     return {**cfg.retrieval.bm25.model_dump(include={"k1", "b", "stopwords"}), "phrases": True}
 
 
-def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:
+def _plan_key(cfg: Config, chunks: Sequence[Chunk]) -> str:
     h = hashlib.sha256()
     h.update(f"{cfg.index.embedding_model}|{cfg.index.embedding_backend}|{SHARD_ROWS}".encode())
     for c in chunks:
@@ -161,7 +165,7 @@ def _plan_key(cfg, chunks: Sequence[Chunk]) -> str:
     return h.hexdigest()
 
 
-def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray, int] | None:
+def published_vectors(cfg: Config) -> tuple[StoredChunks, dict[str, str], np.ndarray, int] | None:
     """The published build's chunks, article hashes, vectors and metadata schema, when they can
     be reused: the build matches cfg.yaml's model and chunking (``open_current``) and its
     embedding backend. An older metadata schema's vectors are reusable (only metadata changed)."""
@@ -181,7 +185,7 @@ def published_vectors(cfg) -> tuple[StoredChunks, dict[str, str], np.ndarray, in
 
 
 def build_index(
-    cfg,  # settings.config.Config
+    cfg: Config,
     articles: Sequence[Article],
     *,
     reuse: bool = False,
@@ -222,7 +226,7 @@ def build_index(
 
 
 def _build_locked(
-    cfg,
+    cfg: Config,
     articles: Sequence[Article],
     *,
     reuse: bool,

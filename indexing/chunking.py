@@ -9,8 +9,9 @@ bug), which :func:`chunk_text` guarantees by construction and tests check.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any, Protocol
 
 from ingest.metadata import chunk_metadata
 from ingest.models import Article
@@ -20,12 +21,20 @@ from ingest.models import Article
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n+")
 
 
+class Tokenizer(Protocol):
+    """What chunking needs of a Hugging Face fast tokenizer: token ids, and character offsets."""
+
+    def __call__(
+        self, text: str, *, add_special_tokens: bool = ..., return_offsets_mapping: bool = ...
+    ) -> Mapping[str, Any]: ...
+
+
 @dataclass(frozen=True)
 class Chunk:
     pmid: str
     index: int
     text: str  # the passage (abstract part)
-    metadata: dict
+    metadata: dict[str, Any]  # the JSON record ingest.metadata.chunk_metadata writes
 
     @property
     def chunk_id(self) -> str:
@@ -45,7 +54,7 @@ def split_sentences(text: str) -> list[str]:
 class TokenChunker:
     """Chunker bound to a tokenizer that returns offsets (a Hugging Face fast tokenizer)."""
 
-    def __init__(self, tokenizer, chunk_size: int, chunk_overlap: int) -> None:
+    def __init__(self, tokenizer: Tokenizer, chunk_size: int, chunk_overlap: int) -> None:
         if chunk_overlap >= chunk_size:
             raise ValueError("chunk_overlap must be smaller than chunk_size")
         self.tokenizer = tokenizer

@@ -16,11 +16,19 @@ import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from settings.errors import ModelLoadError
+
+if TYPE_CHECKING:
+    from settings.config import Config
+
+# The tokenizer's arrays by name (input_ids, attention_mask, token_type_ids), as one model call
+# takes them.
+Batch = dict[str, np.ndarray]
 
 MAX_SEQ_LENGTH = 256  # all-MiniLM-L6-v2 was trained with 256 word pieces
 
@@ -52,7 +60,8 @@ def _mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
     summed = (hidden * mask).sum(axis=1)
     pooled = summed / np.clip(mask.sum(axis=1), 1e-9, None)
     norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-    return (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    unit: np.ndarray = (pooled / np.clip(norms, 1e-12, None)).astype(np.float32)
+    return unit
 
 
 class Embedder(Embeddings):
@@ -85,7 +94,7 @@ class Embedder(Embeddings):
         self.dimension = int(self._encode_batch(["dimension probe"]).shape[1])
 
     # -- backends -------------------------------------------------------------------------------
-    def _load_torch(self, bf16: bool) -> Callable[[dict], np.ndarray]:
+    def _load_torch(self, bf16: bool) -> Callable[[Batch], np.ndarray]:
         import torch
         from transformers import AutoModel
 
@@ -94,14 +103,15 @@ class Embedder(Embeddings):
         if bf16:  # fast where the CPU has AVX512-BF16/AMX; cosine to fp32 stays above 0.9999
             model = model.to(torch.bfloat16)
 
-        def run(enc: dict) -> np.ndarray:
+        def run(enc: Batch) -> np.ndarray:
             with torch.inference_mode():
                 out = model(**{k: torch.from_numpy(v) for k, v in enc.items()})
-            return out.last_hidden_state.float().numpy()
+            hidden: np.ndarray = out.last_hidden_state.float().numpy()
+            return hidden
 
         return run
 
-    def _load_onnx(self, cache_dir: Path) -> Callable[[dict], np.ndarray]:
+    def _load_onnx(self, cache_dir: Path) -> Callable[[Batch], np.ndarray]:
         import onnxruntime as ort
 
         path = ensure_int8_onnx(self.model_dir, cache_dir)
@@ -111,8 +121,9 @@ class Embedder(Embeddings):
         session = ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
         names = {i.name for i in session.get_inputs()}
 
-        def run(enc: dict) -> np.ndarray:
-            return session.run(None, {k: v for k, v in enc.items() if k in names})[0]
+        def run(enc: Batch) -> np.ndarray:
+            hidden: np.ndarray = session.run(None, {k: v for k, v in enc.items() if k in names})[0]
+            return hidden
 
         return run
 
@@ -125,10 +136,10 @@ class Embedder(Embeddings):
             max_length=MAX_SEQ_LENGTH,
             return_tensors="np",
         )
-        enc = {k: v.astype(np.int64) for k, v in enc.items()}
+        batch: Batch = {k: v.astype(np.int64) for k, v in enc.items()}
         with self._lock:  # onnxruntime/torch sessions already use every core
-            hidden = self._run(enc)
-        return _mean_pool_normalise(hidden, enc["attention_mask"])
+            hidden = self._run(batch)
+        return _mean_pool_normalise(hidden, batch["attention_mask"])
 
     def encode(
         self, texts: Sequence[str], progress: Callable[[int], None] | None = None
@@ -149,13 +160,16 @@ class Embedder(Embeddings):
         return out
 
     def embed_documents(self, texts: list[str]) -> list[list[float]]:
-        return self.encode(texts).tolist()
+        rows: list[list[float]] = self.encode(texts).tolist()
+        return rows
 
     def embed_query(self, text: str) -> list[float]:
-        return self._encode_batch([text])[0].tolist()
+        row: list[float] = self._encode_batch([text])[0].tolist()
+        return row
 
     def embed_query_array(self, text: str) -> np.ndarray:
-        return self._encode_batch([text])[0]
+        vector: np.ndarray = self._encode_batch([text])[0]
+        return vector
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
@@ -191,10 +205,16 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
             super().__init__()
             self.inner = inner
 
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(
+        def forward(
+            self,
+            input_ids: torch.Tensor,
+            attention_mask: torch.Tensor,
+            token_type_ids: torch.Tensor,
+        ) -> torch.Tensor:
+            hidden: torch.Tensor = self.inner(
                 input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
             ).last_hidden_state
+            return hidden
 
     enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
     names = ["input_ids", "attention_mask", "token_type_ids"]
@@ -222,7 +242,7 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
     return target
 
 
-def build_embedder(cfg, backend: str | None = None) -> Embedder:  # settings.config.Config
+def build_embedder(cfg: Config, backend: str | None = None) -> Embedder:
     """The embedder an index config asks for (ONNX cache kept beside the indices).
 
     ``backend`` overrides the configured one (a query follows the index it searches). ``auto``

@@ -11,16 +11,18 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
+from collections.abc import Callable
 from functools import cache
 
 
 @cache
-def _malloc_trim():  # a ctypes function or None
+def _malloc_trim() -> Callable[[int], int] | None:  # glibc's malloc_trim
     name = ctypes.util.find_library("c")
     if not name:
         return None
     try:
-        return ctypes.CDLL(name).malloc_trim
+        trim: Callable[[int], int] = ctypes.CDLL(name).malloc_trim
+        return trim
     except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
         return None
 

@@ -31,6 +31,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import faiss
 import numpy as np
@@ -44,7 +45,7 @@ from indexing.build import (
     write_articles,
     write_chunks,
 )
-from indexing.chunking import Chunk, TokenChunker
+from indexing.chunking import Chunk, TokenChunker, Tokenizer
 from indexing.embeddings import Embedder, build_embedder
 from indexing.store import (
     DENSE_FILE,
@@ -111,7 +112,7 @@ def library_stamp(cfg: Config, files: Sequence[Path],
     return (corpus_checksum(base) if base else ""), [a.pmid for a in articles if a.pmid in pmids]
 
 
-def _stored_chunk(pmid: str, text: str, metadata: dict) -> Chunk:
+def _stored_chunk(pmid: str, text: str, metadata: dict[str, Any]) -> Chunk:
     return Chunk(pmid, metadata["chunk_index"], text, metadata)
 
 
@@ -266,7 +267,7 @@ def _library_articles(cfg: Config, paths: Sequence[Path]) -> list[Article]:
         return []
 
 
-def _tokenizer(cfg: Config):  # a Hugging Face fast tokenizer
+def _tokenizer(cfg: Config) -> Tokenizer:
     from indexing.lexical import load_tokenizer
 
     return load_tokenizer(cfg)

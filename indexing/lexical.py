@@ -11,17 +11,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from indexing.bm25 import BM25Index
 from indexing.build import article_hash, bm25_build_settings, write_articles, write_chunks
-from indexing.chunking import TokenChunker
+from indexing.chunking import TokenChunker, Tokenizer
 from indexing.embeddings import resolve_model_dir
 from indexing.store import METADATA_SCHEMA, Manifest, location, new_build_dir, open_current, publish
 from ingest.models import Article
 from settings.errors import IndexMissingError
 
+if TYPE_CHECKING:
+    from settings.config import Config
 
-def load_tokenizer(cfg):  # Config -> a Hugging Face fast tokenizer
+
+def load_tokenizer(cfg: Config) -> Tokenizer:
     """The embedding model's tokenizer alone (what chunking measures in), without its weights."""
     from transformers import AutoTokenizer
 
@@ -29,7 +33,7 @@ def load_tokenizer(cfg):  # Config -> a Hugging Face fast tokenizer
 
 
 def build_lexical_index(
-    cfg,  # settings.config.Config
+    cfg: Config,
     articles: Sequence[Article],
     *,
     corpus_checksum: str = "",

@@ -17,8 +17,9 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from indexing.auto_backend import resolve_for_build, wanted_backend, with_embedding_backend
 from indexing.embeddings import Embedder, build_embedder
@@ -34,8 +35,14 @@ from indexing.milvus_store import (
     write_manifest,
 )
 from indexing.milvus_sync import Present, SyncReport, count_rows, scan_present, sync_collection
-from indexing.store import METADATA_SCHEMA, IndexMissingError, file_lock
+from indexing.store import METADATA_SCHEMA, file_lock
 from ingest.models import Article
+from settings.errors import IndexMissingError
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+    from settings.config import Config
 
 __all__ = [  # the row and sync parts live in their own modules; importable from here too
     "FaissVectors", "Present", "SyncReport", "build_milvus_index", "chunk_row", "count_rows",
@@ -45,7 +52,7 @@ __all__ = [  # the row and sync parts live in their own modules; importable from
 
 
 # -- settings -----------------------------------------------------------------------------------
-def settings_key(cfg, dimension: int) -> dict:
+def settings_key(cfg: Config, dimension: int) -> dict[str, Any]:
     """Everything that changes what a row holds or how it is indexed (a change means rebuild)."""
     m = cfg.retrieval.milvus
     return {
@@ -61,7 +68,7 @@ def settings_key(cfg, dimension: int) -> dict:
     }
 
 
-def manifest_settings(manifest: MilvusManifest) -> dict:
+def manifest_settings(manifest: MilvusManifest) -> dict[str, Any]:
     """``settings_key`` as recorded in a manifest (to compare with the configured one)."""
     return {
         "embedding_model": manifest.embedding_model,
@@ -76,26 +83,26 @@ def manifest_settings(manifest: MilvusManifest) -> dict:
     }
 
 
-def _index_params(dense_index: str) -> dict:
+def _index_params(dense_index: str) -> dict[str, int]:
     _, _, raw = dense_index.partition(":")
     pairs = [p.split("=") for p in raw.split(",") if "=" in p]
     return dict(sorted((k, int(v)) for k, v in pairs))
 
 
-def _dense_index_label(cfg) -> str:
+def _dense_index_label(cfg: Config) -> str:
     m = cfg.retrieval.milvus
     params = ",".join(f"{k}={v}" for k, v in sorted(m.dense_index_params.items()))
     return f"{m.dense_index}:{params}"
 
 
-def plan_key(settings: dict, corpus_checksum: str) -> str:
+def plan_key(settings: Mapping[str, Any], corpus_checksum: str) -> str:
     raw = repr(sorted(settings.items())) + "|" + corpus_checksum
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
 # -- build / update -----------------------------------------------------------------------------
 @contextlib.contextmanager
-def build_lock(cfg) -> Iterator[None]:
+def build_lock(cfg: Config) -> Iterator[None]:
     """One builder at a time for a milvus-lite database (a server build is not locked here)."""
     if not cfg.retrieval.milvus.is_lite:
         yield
@@ -107,7 +114,7 @@ def build_lock(cfg) -> Iterator[None]:
 
 
 def build_milvus_index(
-    cfg,
+    cfg: Config,
     articles: Sequence[Article],
     *,
     reuse: bool = False,
@@ -200,7 +207,7 @@ def build_milvus_index(
 
 
 # -- state, for `index build --if-needed` and `index stats` --------------------------------------
-def current_milvus_manifest(cfg) -> MilvusManifest:
+def current_milvus_manifest(cfg: Config) -> MilvusManifest:
     """The manifest of a finished collection (IndexMissingError with the command otherwise)."""
     manifest = read_manifest(connect(cfg), cfg)
     if manifest is None:
@@ -210,7 +217,7 @@ def current_milvus_manifest(cfg) -> MilvusManifest:
     return manifest
 
 
-def milvus_index_state(cfg, checksum: str) -> str:
+def milvus_index_state(cfg: Config, checksum: str) -> str:
     """'current', 'stale' (corpus or settings changed: update or rebuild) or 'missing'."""
     try:
         manifest = current_milvus_manifest(cfg)
@@ -222,7 +229,7 @@ def milvus_index_state(cfg, checksum: str) -> str:
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
-def milvus_stats(cfg) -> dict:
+def milvus_stats(cfg: Config) -> dict[str, Any]:
     """``index stats``: the manifest, where the collection lives, its rows and (lite) disk size."""
     client = connect(cfg)
     manifest = current_milvus_manifest(cfg)
@@ -237,6 +244,6 @@ def milvus_stats(cfg) -> dict:
     return stats
 
 
-def count_rows_loaded(client, collection: str) -> int:
+def count_rows_loaded(client: MilvusClient, collection: str) -> int:
     client.load_collection(collection)
     return count_rows(client, collection)

@@ -5,6 +5,7 @@ vectors of the published FAISS index reused for articles whose content is unchan
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -13,6 +14,9 @@ from indexing.chunking import Chunk
 from indexing.milvus_fields import authors_key, title_key, year_value
 from indexing.store import METADATA_SCHEMA
 from ingest.models import Article
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 JOURNAL_MAX_BYTES = 512
 
@@ -30,7 +34,7 @@ class FaissVectors:
         self.schema = schema  # the FAISS build's metadata schema: which article hash it stored
 
     @classmethod
-    def load(cls, cfg) -> FaissVectors | None:
+    def load(cls, cfg: Config) -> FaissVectors | None:
         """None when there is no FAISS index or it was built with other embedding settings."""
         published = published_vectors(cfg)
         if published is None:
@@ -60,7 +64,7 @@ def _truncate_bytes(text: str, limit: int) -> str:
     return text if len(raw) <= limit else raw[:limit].decode(errors="ignore")
 
 
-def chunk_row(chunk: Chunk, vector: np.ndarray, content_hash: str, n_chunks: int) -> dict:
+def chunk_row(chunk: Chunk, vector: np.ndarray, content_hash: str, n_chunks: int) -> dict[str, Any]:
     meta = chunk.metadata
     return {
         "id": chunk.chunk_id,

@@ -29,13 +29,16 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from indexing.store import Manifest
 from settings.config import Config
 from settings.errors import IndexMissingError, UserFacingError
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
 
 MANIFEST_PROPERTY = "pubmed_assistant.manifest"
 MAX_TEXT = 65_535  # Milvus' VARCHAR limit, in bytes
@@ -76,7 +79,7 @@ def quiet_logs(*loggers: str) -> Iterator[None]:
             logging.getLogger(name).setLevel(level)
 
 
-def connect(cfg: Config) -> Any:  # pymilvus.MilvusClient
+def connect(cfg: Config) -> MilvusClient:
     """A client for ``retrieval.milvus.uri``; the token comes from the environment only."""
     try:
         from pymilvus import MilvusClient
@@ -86,7 +89,7 @@ def connect(cfg: Config) -> Any:  # pymilvus.MilvusClient
             "`.venv/bin/pip install -r requirements.txt`"
         ) from None
     m = cfg.retrieval.milvus
-    kwargs: dict = {"timeout": m.timeout_s}
+    kwargs: dict[str, Any] = {"timeout": m.timeout_s}
     if m.is_lite:
         path = lite_path(cfg)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,11 +116,11 @@ def connect(cfg: Config) -> Any:  # pymilvus.MilvusClient
         raise MilvusUnavailableError(f"cannot open Milvus at {uri}: {err}; {hint}") from None
 
 
-def lite_path(cfg) -> Path:
+def lite_path(cfg: Config) -> Path:
     return cfg.resolve(cfg.retrieval.milvus.uri)
 
 
-def release(cfg) -> None:
+def release(cfg: Config) -> None:
     """Stop this process' in-process milvus-lite server for the configured path (frees its lock)."""
     if not cfg.retrieval.milvus.is_lite:
         return
@@ -127,7 +130,7 @@ def release(cfg) -> None:
         server_manager_instance.release_server(str(lite_path(cfg)))
 
 
-def create_collection(client, cfg, dimension: int) -> None:
+def create_collection(client: MilvusClient, cfg: Config, dimension: int) -> None:
     """The schema above, the BM25 function and explicit index parameters."""
     from pymilvus import DataType, Function, FunctionType
 
@@ -179,12 +182,12 @@ def create_collection(client, cfg, dimension: int) -> None:
     client.create_collection(m.collection, schema=schema, index_params=index)
 
 
-def analyzer_params(cfg) -> dict:
+def analyzer_params(cfg: Config) -> dict[str, Any]:
     """The standard tokenizer (lower-cased ``\\w+``), with English stop words when cfg asks."""
     m = cfg.retrieval.milvus
     if m.analyzer == "english":
         return {"type": "english"}
-    params: dict = {"tokenizer": "standard", "filter": ["lowercase"]}
+    params: dict[str, Any] = {"tokenizer": "standard", "filter": ["lowercase"]}
     if cfg.retrieval.bm25.stopwords:
         from indexing.tokenize import STOPWORDS
 
@@ -192,7 +195,7 @@ def analyzer_params(cfg) -> dict:
     return params
 
 
-def read_manifest(client, cfg) -> MilvusManifest | None:
+def read_manifest(client: MilvusClient, cfg: Config) -> MilvusManifest | None:
     """The collection's manifest, or None when the collection does not exist."""
     name = cfg.retrieval.milvus.collection
     if not client.has_collection(name):
@@ -204,14 +207,14 @@ def read_manifest(client, cfg) -> MilvusManifest | None:
     return MilvusManifest.model_validate_json(raw)
 
 
-def write_manifest(client, cfg, manifest: MilvusManifest) -> None:
+def write_manifest(client: MilvusClient, cfg: Config, manifest: MilvusManifest) -> None:
     client.alter_collection_properties(
         cfg.retrieval.milvus.collection,
         properties={MANIFEST_PROPERTY: manifest.model_dump_json(exclude={"file_sha256"})},
     )
 
 
-def chunk_text(search_text: str, metadata: dict) -> str:
+def chunk_text(search_text: str, metadata: Mapping[str, Any]) -> str:
     """The chunk's passage: ``Chunk.search_text`` is ``title + "\\n" + text`` when titled."""
     title = metadata.get("title") or ""
     prefix = f"{title}\n"
@@ -220,13 +223,13 @@ def chunk_text(search_text: str, metadata: dict) -> str:
     return search_text
 
 
-def describe_location(cfg) -> str:
+def describe_location(cfg: Config) -> str:
     m = cfg.retrieval.milvus
     where = str(lite_path(cfg)) if m.is_lite else m.uri
     return f"{where} (collection {m.collection})"
 
 
-def missing_error(cfg, reason: str = "") -> IndexMissingError:
+def missing_error(cfg: Config, reason: str = "") -> IndexMissingError:
     detail = f": {reason}" if reason else ""
     return IndexMissingError(
         f"no Milvus search index at {describe_location(cfg)}{detail}; {HOW_TO_BUILD}"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from tqdm.auto import tqdm
 
@@ -19,6 +20,11 @@ from indexing.milvus_fields import string_literal
 from indexing.milvus_rows import FaissVectors, chunk_row
 from indexing.milvus_store import quiet_logs
 from ingest.models import Article
+
+if TYPE_CHECKING:
+    from pymilvus import MilvusClient
+
+    from settings.config import Config
 
 SCAN_BATCH = 10_000
 DELETE_BATCH = 1_000  # pmids per `pmid in [...]` expression
@@ -54,7 +60,7 @@ SCAN_FIELDS = ["id", "pmid", "content_hash", "n_chunks"]
 
 
 def scan_present(
-    client, collection: str, pmids: Sequence[str] | None = None
+    client: MilvusClient, collection: str, pmids: Sequence[str] | None = None
 ) -> dict[str, Present]:
     """pmid -> what the collection holds: every article, or only ``pmids`` (append mode)."""
     out: dict[str, Present] = {}
@@ -78,7 +84,7 @@ def scan_present(
     return out
 
 
-def _collect(out: dict[str, Present], rows: list[dict]) -> None:
+def _collect(out: dict[str, Present], rows: list[dict[str, Any]]) -> None:
     for row in rows:
         p = out.setdefault(row["pmid"], Present(row["content_hash"], row["n_chunks"]))
         if p.content_hash != row["content_hash"]:
@@ -86,23 +92,23 @@ def _collect(out: dict[str, Present], rows: list[dict]) -> None:
         p.ids.add(row["id"])
 
 
-def count_rows(client, collection: str) -> int:
+def count_rows(client: MilvusClient, collection: str) -> int:
     rows = client.query(collection, filter="", output_fields=["count(*)"])
     return int(rows[0]["count(*)"])
 
 
-def _batches(items: Sequence, size: int) -> Iterator[Sequence]:
+def _batches(items: Sequence[str], size: int) -> Iterator[Sequence[str]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
 
 
-def delete_articles(client, collection: str, pmids: Sequence[str]) -> None:
+def delete_articles(client: MilvusClient, collection: str, pmids: Sequence[str]) -> None:
     for part in _batches(list(pmids), DELETE_BATCH):
         expr = "pmid in [" + ", ".join(string_literal(p) for p in part) + "]"
         client.delete(collection, filter=expr)
 
 
-def delete_chunks(client, collection: str, ids: Sequence[str]) -> None:
+def delete_chunks(client: MilvusClient, collection: str, ids: Sequence[str]) -> None:
     for part in _batches(list(ids), DELETE_BATCH):
         client.delete(collection, ids=list(part))
 
@@ -124,8 +130,8 @@ def _article_groups(articles: Sequence[Article], chunker: TokenChunker,
 
 
 def sync_collection(
-    client,  # pymilvus.MilvusClient
-    cfg,
+    client: MilvusClient,
+    cfg: Config,
     articles: Sequence[Article],
     embedder: Embedder,
     *,

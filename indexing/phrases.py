@@ -111,7 +111,7 @@ class PhraseIndex:
 
     @property
     def size(self) -> int:
-        return self.weights.shape[0]
+        return int(self.weights.shape[0])
 
     def scores(self, query: str) -> np.ndarray:
         wanted = pair_keys(query)

@@ -16,4 +16,5 @@ def stem(word: str) -> str:
     word = word.lower().replace("\u2019", "'")
     if word.endswith("'s"):
         word = word[:-2]
-    return _stemmer.stem(word)
+    stemmed: str = _stemmer.stem(word)
+    return stemmed

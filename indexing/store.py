@@ -29,14 +29,18 @@ import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field, ValidationError
 
-from settings.errors import IndexMissingError
+from settings.errors import IndexMissingError as IndexMissingError  # re-exported
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 FORMAT_VERSION = 1
 # What each chunk's metadata holds. 1: the citation (title, authors, journal, year, DOI, MeSH).
@@ -78,7 +82,8 @@ class Manifest(BaseModel):
     chunk_overlap: int
     faiss_index: str = "flat-ip"
     metadata_schema: int = 1  # absent from manifests written before schema 2
-    bm25_settings: dict = Field(default_factory=dict)  # k1, b, stopwords the BM25 matrix used
+    # k1, b, stopwords the BM25 matrix used, and whether phrase pairs are stored (JSON values)
+    bm25_settings: dict[str, Any] = Field(default_factory=dict)
     corpus_checksum: str = ""
     corpus_files: list[str] = Field(default_factory=list)
     # the corpus checksum without the user's library (library.dir), and the library PMIDs this
@@ -103,7 +108,7 @@ class Manifest(BaseModel):
     # sha256 of this manifest's own content (every other field), so an edit of it is caught
     manifest_sha256: str = ""
 
-    def stats(self) -> dict:
+    def stats(self) -> dict[str, Any]:
         return self.model_dump(exclude={"file_sha256", "corpus_files", "manifest_sha256",
                                         "library_pmids"})
 
@@ -118,14 +123,14 @@ class Manifest(BaseModel):
         return self.dense == "ready"
 
 
-def manifest_digest(data: dict) -> str:
+def manifest_digest(data: Mapping[str, Any]) -> str:
     """sha256 of a manifest's fields (as parsed from its JSON), ``manifest_sha256`` left out."""
     body = {k: v for k, v in data.items() if k != "manifest_sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 
 
 @contextlib.contextmanager
-def file_lock(path: Path):
+def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive ``flock`` on ``path`` (created if missing) across processes."""
     with open(path, "w") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
@@ -158,7 +163,7 @@ class IndexLocation:
         return self.work / "progress.json"
 
     @contextlib.contextmanager
-    def lock(self):
+    def lock(self) -> Iterator[None]:
         """Serialise builds of this index across processes (two `make run`s, parallel tests)."""
         self.root.mkdir(parents=True, exist_ok=True)
         with file_lock(self.root / f".{self.name}.lock"):
@@ -173,7 +178,7 @@ class IndexLocation:
         return None
 
 
-def location(cfg) -> IndexLocation:  # settings.config.Config
+def location(cfg: Config) -> IndexLocation:
     return IndexLocation(cfg.resolve(cfg.index.dir), cfg.index.name)
 
 
@@ -268,7 +273,7 @@ def publish(loc: IndexLocation, build_dir: Path, manifest: Manifest) -> None:
     _prune(loc, keep={build_dir.resolve(), previous.resolve() if previous else None})
 
 
-def _prune(loc: IndexLocation, keep: set) -> None:
+def _prune(loc: IndexLocation, keep: set[Path | None]) -> None:
     """Remove builds other than the current and the previous one (unfinished ones included)."""
     for child in loc.builds.iterdir():
         if child.resolve() not in keep:
@@ -276,7 +281,7 @@ def _prune(loc: IndexLocation, keep: set) -> None:
 
 
 def open_current(
-    cfg, *, verify: bool = True, old_schema_ok: bool = False
+    cfg: Config, *, verify: bool = True, old_schema_ok: bool = False
 ) -> tuple[Path, Manifest]:
     """The current build's folder and manifest, checked against cfg.yaml and its checksums.
     ``old_schema_ok``: an older metadata schema is accepted (to upgrade it, never to search it)."""
@@ -293,7 +298,7 @@ def open_current(
     return folder, manifest
 
 
-def check_compatible(manifest: Manifest, cfg, *, old_schema_ok: bool = False) -> None:
+def check_compatible(manifest: Manifest, cfg: Config, *, old_schema_ok: bool = False) -> None:
     if manifest.metadata_schema > METADATA_SCHEMA:
         raise IndexMismatchError(
             f"the index was written by a newer version of this program (metadata schema "

@@ -8,6 +8,7 @@ digits survive as single terms (``COVID-19`` → ``covid-19``, also ``covid`` an
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
@@ -33,7 +34,7 @@ def tokenize(text: str, *, stopwords: bool = True) -> list[str]:
 
 
 @lru_cache(maxsize=2)
-def tokenizer_for(stopwords: bool):  # a plain callable for BM25
+def tokenizer_for(stopwords: bool) -> Callable[[str], list[str]]:  # a plain callable for BM25
     return lambda text: tokenize(text, stopwords=stopwords)
 
 

@@ -33,6 +33,7 @@ from langchain_core.runnables.config import patch_config
 from pydantic import Field, SkipValidation
 
 from indexing.embeddings import Embedder
+from retrievers.articles import with_article_texts
 from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import (
     best_chunk_per_article,
@@ -264,17 +265,20 @@ class HybridRetriever(EnsembleRetriever):
         return _Search(query, filters, backend, parts)
 
     def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
-        """The searched lists fused (or BM25's alone, with the lexical refusal)."""
+        """The searched lists fused (or BM25's alone, with the lexical refusal), each result
+        carrying its article's whole abstract from the same build (``retrievers.articles``)."""
         query, filters, backend = search.query, search.filters, search.backend
         if search.lexical:
             relevance = backend.bm25_relevance(query, filters)
             # an engine without a dense index that cannot measure relevance refuses (none does)
             documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k)
-            return Retrieval(documents=documents, filters=filters, query=query)
-        # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
-        measured = backend.bm25_relevance(query, filters) if self.weak_weights is not None else None
-        return Retrieval(documents=self.fuse(lists, k, relevance=measured), filters=filters,
-                         query=query)
+        else:
+            # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
+            measured = (backend.bm25_relevance(query, filters)
+                        if self.weak_weights is not None else None)  # fmt: skip
+            documents = self.fuse(lists, k, relevance=measured)
+        return Retrieval(documents=with_article_texts(documents, backend.article_chunks),
+                         filters=filters, query=query)  # fmt: skip
 
     def snapshot(self) -> SearchBackend:
         """The search backend for one retrieval (a live index's build of the moment)."""

@@ -206,14 +206,14 @@ def test_real_pipeline_removes_an_injected_unsupported_sentence(small_index_cfg)
     from chains.assistant import Assistant
     from chains.result import DoneEvent, TokenEvent
     from grounding.sentences import split_sentences
-    from grounding.sources import ArticleTexts
+    from retrievers.articles import article_text
     from retrievers.loading import load_retriever
 
     retriever = load_retriever(small_index_cfg)
     row = _pqa_questions(1)[0]
     question = row["question"].rstrip("?") + ": what did the study find?"  # not yes/no
     top = retriever.retrieve(question).documents[0]
-    abstract = ArticleTexts(retriever)(top)
+    abstract = article_text(top)
     number = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")  # a standalone number, not "M1"
     with_number = [s.text for s in split_sentences(abstract) if number.search(s.text)]
     true = max(with_number or [s.text for s in split_sentences(abstract)], key=len)
@@ -250,14 +250,15 @@ GANG_TRUCE = "27708471"  # its record carries the abstract in English, Spanish a
 def test_a_real_trilingual_abstract_gives_english_evidence_only(small_retriever, encoder) -> None:  # noqa: ANN001
     from grounding.evidence import select_evidence
     from grounding.language import in_other_language
-    from grounding.sources import SourcePool, join_chunks
+    from grounding.sources import SourcePool
+    from retrievers.articles import whole_abstract
     from settings.grounding import GroundingSettings
 
     chunks = small_retriever.article_chunks(GANG_TRUCE)
     if not chunks:
         pytest.skip(f"article {GANG_TRUCE} is not in the test index")
     question = "Did the gang truce in El Salvador in 2012 significantly lower the homicide rate?"
-    pool = SourcePool.build(question, [join_chunks([c.page_content for c in chunks])], encoder)
+    pool = SourcePool.build(question, [whole_abstract(chunks)], encoder)
     foreign = [s.text for s in pool.sources[0].sentences if in_other_language(s.text, "en")]
     assert len(foreign) >= 4, foreign  # the Spanish and Arabic abstracts are really there
     chosen = [e.text for e in select_evidence(pool, GroundingSettings())[0]]

@@ -21,7 +21,7 @@ from grounding.compose import ABSTAIN, compose_answer, compose_extractive
 from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.sentences import split_answer, split_sentences
-from grounding.sources import SourcePool, join_chunks
+from grounding.sources import SourcePool
 from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
@@ -153,13 +153,6 @@ def test_the_one_content_word_rule() -> None:
     assert content_words(words, stopwords={"risk"}) == [
         "the", "stroke", "in", "af", "uk", "ox", "2019", "iq", "of"
     ]  # fmt: skip
-
-
-def test_join_chunks_drops_the_repeated_overlap() -> None:
-    a = "One is here. Two is here. Three is here."
-    b = "Three is here. Four is here."
-    assert join_chunks([a, b]) == "One is here. Two is here. Three is here. Four is here."
-    assert join_chunks(["Alpha beta.", "Gamma delta."]) == "Alpha beta. Gamma delta."
 
 
 # ---- evidence ----------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ from pathlib import Path
 from tests.conftest import INDEX_CODE, REPO
 
 BUILD = "indexing.build"
+_TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
 
 
 def _project_packages() -> set[str]:
@@ -29,9 +30,20 @@ def _module_file(module: str) -> Path | None:
 
 def _imported_modules(path: Path, package: str, project: set[str]) -> set[str]:
     """Project modules ``path`` imports anywhere (top level or inside functions); ``from a.b
-    import c`` counts ``a.b`` and, when it is a module, ``a.b.c``."""
+    import c`` counts ``a.b`` and, when it is a module, ``a.b.c``. Imports under ``if
+    TYPE_CHECKING:`` never run (annotations only), so they cannot change what is built."""
     names: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    typing_only = {
+        id(inner)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.If) and ast.unparse(node.test) in _TYPE_CHECKING
+        for stmt in node.body  # the else branch runs
+        for inner in ast.walk(stmt)
+    }
+    for node in ast.walk(tree):
+        if id(node) in typing_only:
+            continue
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):

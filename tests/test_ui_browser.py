@@ -79,7 +79,7 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
 
 def test_side_panel_shows_the_whole_abstract_with_its_evidence_in_bold(
         chat: ChatPage, small_retriever: Any) -> None:
-    from grounding.sources import ArticleTexts
+    from retrievers.articles import article_text
 
     answer = chat.ask(QUESTION)
     text = answer.inner_text()
@@ -87,7 +87,7 @@ def test_side_panel_shows_the_whole_abstract_with_its_evidence_in_bold(
     pmid = PUBMED_HREF.match(chat.source_links(answer)[0][1]).group(1)  # type: ignore[union-attr]
     doc = next(d for d in small_retriever.retrieve(QUESTION).documents
                if d.metadata["pmid"] == pmid)
-    abstract = " ".join(ArticleTexts(small_retriever)(doc).split())
+    abstract = " ".join(article_text(doc).split())
     panel = chat.open_source_panel(answer, 1)
     # Chainlit renders markdown bold as <span class="font-bold">
     bold = [t.strip() for t in panel.locator("strong, .font-bold").all_inner_texts()]

@@ -26,9 +26,9 @@ from eval.verdict import (
     fit_classifier,
     load_evidence_template,
     save_calibration,
-    select_evidence,
     verdict_evidence,
     verdict_features,
+    verdict_passage,
 )
 from llms.capabilities import Capabilities
 from settings.config import Config
@@ -54,13 +54,13 @@ def test_conclusion_sentences_without_label_are_the_last_ones() -> None:
     assert conclusion_sentences("") == ([], False)
 
 
-def test_select_evidence_adds_the_best_overlapping_sentence_and_caps_words() -> None:
-    ev = select_evidence("Do statins prevent migraine days?", ABSTRACT)
+def test_verdict_passage_adds_the_best_overlapping_sentence_and_caps_words() -> None:
+    ev = verdict_passage("Do statins prevent migraine days?", ABSTRACT)
     assert ev.labelled
     assert ev.text.startswith("Migraine days fell")
     assert ev.text.endswith("Larger trials are warranted.")
     assert ev.conclusion == "Statins reduced migraine frequency. Larger trials are warranted."
-    short = select_evidence("Do statins prevent migraine days?", ABSTRACT, max_words=5)
+    short = verdict_passage("Do statins prevent migraine days?", ABSTRACT, max_words=5)
     assert len(short.text.split()) == 5 and len(short.conclusion.split()) == 5
 
 

@@ -85,7 +85,7 @@ class Conversations:
         from app.history.store import HistoryStore
 
         store = await self.check_owner(user, conversation_id)
-        write = HistoryStore.create_step.__wrapped__  # outside a chat session: no queueing
+        write = HistoryStore.write_step  # outside a chat session: no queueing
         asked = _now()
         await write(store, {"id": str(uuid.uuid4()), "threadId": conversation_id,
                             "name": user, "type": "user_message", "output": question,

@@ -25,7 +25,7 @@ from chains.question_checks import validate_question
 from chains.record import links
 from chains.references import EXPORTS, vancouver, vancouver_list
 from chains.result import Source
-from grounding.sources import join_chunks
+from retrievers.articles import whole_abstract
 from retrievers.filters import Filters, parse_filters
 from retrievers.request_filters import merge, set_for_task
 from settings.config import Config
@@ -200,8 +200,7 @@ class Engine:
         if not chunks:
             raise HTTPException(404, f"PMID {pmid} is not in the index")
         chunks = sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
-        abstract = join_chunks([d.page_content for d in chunks])
-        return to_source(1, chunks[0], abstract)
+        return to_source(1, chunks[0], whole_abstract(chunks))
 
     async def articles(self, pmids: Sequence[str]) -> list[Source]:
         out, missing = [], []

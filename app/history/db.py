@@ -34,7 +34,7 @@ def shown_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
-def connect_args(url: str) -> dict:
+def connect_args(url: str) -> dict[str, float]:
     return {"timeout": SQLITE_BUSY_TIMEOUT_S} if url.startswith("sqlite") else {}
 
 

@@ -127,12 +127,17 @@ class FeedbackOwnership:
         await self.app(scope, replay, send)
 
 
+def _is_ours(factory: object) -> bool:
+    """Whether a middleware entry is :class:`FeedbackOwnership` (installed already)."""
+    return factory is FeedbackOwnership
+
+
 def install() -> None:
     """Put :class:`FeedbackOwnership` in front of Chainlit's app (before it starts serving)."""
     import chainlit.server as cl_server
 
     app = cl_server.app
-    if any(m.cls is FeedbackOwnership for m in app.user_middleware):
+    if any(_is_ours(m.cls) for m in app.user_middleware):
         return
     app.add_middleware(FeedbackOwnership,
                        path=f"{cl_server.config.run.root_path.rstrip('/')}/feedback")

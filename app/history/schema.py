@@ -16,6 +16,7 @@ SQLite stores JSON and tag lists as text (the data layer binds them as strings:
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from sqlalchemy import (
     Boolean,
@@ -35,7 +36,7 @@ log = logging.getLogger("app.history")
 SCHEMA_VERSION = 1  # informational: the upgrade adds whatever column is missing
 
 
-def _json(dialect: str) -> TypeEngine:
+def _json(dialect: str) -> TypeEngine[Any]:
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import JSONB
 
@@ -43,7 +44,7 @@ def _json(dialect: str) -> TypeEngine:
     return Text()
 
 
-def _tags(dialect: str) -> TypeEngine:
+def _tags(dialect: str) -> TypeEngine[Any]:
     if dialect == "postgresql":
         from sqlalchemy.dialects.postgresql import ARRAY
 

@@ -29,9 +29,10 @@ import json
 import logging
 import sqlite3
 import time
+from collections.abc import Awaitable, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from chainlit.data.sql_alchemy import SQLAlchemyDataLayer
 from chainlit.data.storage_clients.base import BaseStorageClient
@@ -60,6 +61,14 @@ RETRY_AFTER_S = 30.0  # after a failed write, writes are skipped this long (a lo
 CORRUPT_MARKERS = ("file is not a database", "malformed", "not a database")
 # keys of a chat session that are not worth storing with the thread (the turns are the steps)
 UNSTORED_SESSION_KEYS = ("history", "index_status_task")
+
+_Step = TypeVar("_Step", bound=Callable[..., Awaitable[None]])
+
+
+def _queued(method: _Step) -> _Step:
+    """Chainlit's ``queue_until_user_message()`` (unannotated there), keeping the signature."""
+    queued: _Step = queue_until_user_message()(method)
+    return queued
 
 
 class HistoryUnreadable(RuntimeError):
@@ -211,7 +220,7 @@ class HistoryStore(SQLAlchemyDataLayer):
         return self._sqlite_lock if self.dialect == "sqlite" else nullcontext()
 
     # ---- SQL --------------------------------------------------------------------------------
-    def _bind(self, parameters: dict) -> dict:
+    def _bind(self, parameters: Mapping[str, Any]) -> dict[str, Any]:
         out = {}
         for key, value in parameters.items():
             if isinstance(value, (list, dict)) and not (key == "tags"
@@ -238,7 +247,9 @@ class HistoryStore(SQLAlchemyDataLayer):
                     row[key] = decoded
         return row
 
-    async def execute_sql(self, query: str, parameters: dict) -> list[dict[str, Any]] | int | None:
+    async def execute_sql(
+        self, query: str, parameters: dict[str, Any]
+    ) -> list[dict[str, Any]] | int | None:
         if not await self.ensure_ready():
             return None
         writes = not query.lstrip().upper().startswith("SELECT")
@@ -251,7 +262,7 @@ class HistoryStore(SQLAlchemyDataLayer):
                 await session.commit()
                 if result.returns_rows:
                     rows = [self._decode(dict(row._mapping)) for row in result.fetchall()]
-                    out: list[dict[str, Any]] | int = self.clean_result(rows)
+                    out: list[dict[str, Any]] | int = SQLAlchemyDataLayer.clean_result(self, rows)
                 else:
                     out = result.rowcount
             except Exception as err:
@@ -269,17 +280,21 @@ class HistoryStore(SQLAlchemyDataLayer):
     # own they can commit in either order, and a step's empty first version then overwrites its
     # final one (a search step stored without its text). One lock, taken in the order the tasks
     # were made (asyncio locks are fair), keeps them in order.
-    @queue_until_user_message()
+    async def write_step(self, step_dict: StepDict) -> None:
+        """Store (or replace) a step now, in turn with the other step writes; unqueued, so it
+        also works outside a chat session (the API's conversations)."""
+        async with self._step_lock:
+            await _BASE_CREATE_STEP(self, step_dict)
+
+    @_queued
     async def create_step(self, step_dict: StepDict) -> None:
-        async with self._step_lock:
-            await _BASE_CREATE_STEP(self, step_dict)
+        await self.write_step(step_dict)
 
-    @queue_until_user_message()
+    @_queued
     async def update_step(self, step_dict: StepDict) -> None:
-        async with self._step_lock:
-            await _BASE_CREATE_STEP(self, step_dict)
+        await self.write_step(step_dict)
 
-    @queue_until_user_message()
+    @_queued
     async def delete_step(self, step_id: str) -> None:
         async with self._step_lock:
             await _BASE_DELETE_STEP(self, step_id)
@@ -297,7 +312,7 @@ class HistoryStore(SQLAlchemyDataLayer):
         return answer_records({"steps": rows})
 
     async def update_thread(self, thread_id: str, name: str | None = None,
-                            user_id: str | None = None, metadata: dict | None = None,
+                            user_id: str | None = None, metadata: dict[str, Any] | None = None,
                             tags: list[str] | None = None) -> None:
         if metadata:
             metadata = {k: v for k, v in metadata.items() if k not in UNSTORED_SESSION_KEYS}

@@ -1,6 +1,7 @@
-"""The yes/no/maybe verdict, in one place.
+"""The model-based yes/no/maybe verdict that ``eval answers`` measures on PubMedQA (the chat's
+verdict follows from the sources' stances instead: :func:`grounding.consensus.judge`).
 
-- :mod:`.decider`: :class:`VerdictDecider`, the one entry point (the chat and ``eval answers``);
+- :mod:`.decider`: :class:`VerdictDecider`, its one entry point;
 - :mod:`.labels`: which questions get a verdict; reading the model's JSON;
 - :mod:`.evidence`, :mod:`.cues`: the sentences the verdict reads and their wording cues;
 - :mod:`.scoring`: what runs per question (option scores, JSON, the classifier's features);
@@ -29,15 +30,15 @@ from eval.verdict.evidence import (
     best_overlap_sentence,
     conclusion_sentences,
     content_words,
-    select_evidence,
     split_sentences,
     verdict_evidence,
+    verdict_passage,
 )
 from eval.verdict.fit import fit_bias, fit_classifier
 from eval.verdict.labels import (
     VERDICTS,
+    AnswerLabel,
     ParsedVerdict,
-    Verdict,
     is_yes_no_question,
     parse_verdict_json,
 )
@@ -64,12 +65,12 @@ from eval.verdict.scoring import (
 __all__ = [
     "CHANNEL_FEATURES", "CHANNEL_PREFIX", "CHANNEL_TEMPLATE", "CLASSIFIER_FEATURES", "CUES",
     "EVIDENCE_TEMPLATE", "LLM_FEATURES", "OPTION_SPELLINGS", "SCORE_PREFIX", "VERDICTS",
-    "ArticleTails", "Calibration", "Evidence", "Method", "ParsedVerdict", "Verdict",
+    "AnswerLabel", "ArticleTails", "Calibration", "Evidence", "Method", "ParsedVerdict",
     "VerdictClassifier", "VerdictDecider", "VerdictOutcome", "best_overlap_sentence",
     "calibration_path", "channel_logprobs", "classify_verdict", "companion_template",
     "conclusion_sentences", "content_words", "cue_features", "evidence_messages", "fit_bias",
     "fit_classifier", "generate_verdict", "is_yes_no_question", "load_channel_template",
     "load_evidence_template", "option_logprobs", "parse_verdict_json", "save_calibration",
-    "score_verdict", "select_evidence", "split_sentences", "verdict_evidence", "verdict_features",
+    "score_verdict", "split_sentences", "verdict_evidence", "verdict_features", "verdict_passage",
     "yes_no_messages",
 ]  # fmt: skip

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from eval.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES
-from eval.verdict.labels import VERDICTS, Verdict
+from eval.verdict.labels import VERDICTS
 from grounding.classifier import LinearClassifier
+from grounding.yes_no import AnswerLabel
 
 Method = Literal["score", "json", "classifier"]
 
@@ -58,7 +59,7 @@ class Calibration:
             method = "score"
         return cls(bias, method, entry.get("meta", {}), classifier, fallback)
 
-    def decide(self, logprobs: dict[str, float]) -> Verdict:
+    def decide(self, logprobs: dict[str, float]) -> AnswerLabel:
         return max(VERDICTS, key=lambda v: logprobs.get(v, -math.inf) + self.bias.get(v, 0.0))
 
 

@@ -1,4 +1,5 @@
-"""The one entry point that decides a yes/no verdict, used by the chat and by ``eval answers``.
+"""The one entry point that decides the model-based yes/no verdict ``eval answers`` measures (the
+chat's verdict is the sources' stances': :func:`grounding.consensus.judge`).
 
 ``VerdictDecider.decide(llm, question, documents)`` fits the documents into the yes/no prompt's
 budget, then decides by the configured method: ``classifier`` (the top article's conclusion, its

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 from langchain_core.documents import Document
 
-from grounding.sources import ArticleTexts
 from grounding.terms import content_words as _content_words
+from retrievers.articles import last_chunk
 from retrievers.service import SearchService
 
 # ---- evidence selection -------------------------------------------------------------------------
@@ -82,7 +82,7 @@ class Evidence:
     labelled: bool = False  # a "CONCLUSION(S):"-like label was found
 
 
-def select_evidence(question: str, text: str, max_words: int = 90) -> Evidence:
+def verdict_passage(question: str, text: str, max_words: int = 90) -> Evidence:
     """Conclusion-like sentences, preceded by the best-overlapping sentence when there is room;
     at most ``max_words`` words each."""
     chosen, labelled = conclusion_sentences(text)
@@ -98,8 +98,13 @@ def select_evidence(question: str, text: str, max_words: int = 90) -> Evidence:
 def ArticleTails(retriever: SearchService) -> Callable[[Document], str | None]:  # noqa: N802
     """The last chunk of a retrieved article, where an abstract's conclusion is: retrieval returns
     each article's best-matching chunk, which holds the conclusion only about half the time
-    (:meth:`grounding.sources.ArticleTexts.tail`; None: the retrieved chunk stays)."""
-    return ArticleTexts(retriever).tail
+    (:func:`retrievers.articles.last_chunk`; None: the retrieved chunk stays)."""
+
+    def tail(doc: Document) -> str | None:
+        pmid = str(doc.metadata.get("pmid") or "")
+        return last_chunk(retriever.article_chunks(pmid)) if pmid else None
+
+    return tail
 
 
 def verdict_evidence(
@@ -114,4 +119,4 @@ def verdict_evidence(
         return Evidence("", "")
     top = documents[0]
     text = (article_tail(top) if article_tail else None) or top.page_content
-    return select_evidence(question, text, max_words)
+    return verdict_passage(question, text, max_words)

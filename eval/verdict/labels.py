@@ -9,13 +9,13 @@ from dataclasses import dataclass
 
 from grounding.yes_no import ANSWER_LABELS, AnswerLabel, is_yes_no_question
 
-Verdict = AnswerLabel
-VERDICTS: tuple[Verdict, ...] = ANSWER_LABELS
+# the order the verdict's classifiers and calibration use (the PubMedQA labels)
+VERDICTS: tuple[AnswerLabel, ...] = ANSWER_LABELS
 
-__all__ = ["VERDICTS", "ParsedVerdict", "Verdict", "is_yes_no_question", "parse_verdict_json"]
+__all__ = ["VERDICTS", "AnswerLabel", "ParsedVerdict", "is_yes_no_question", "parse_verdict_json"]
 
 
-def _norm_verdict(value: object) -> Verdict | None:
+def _norm_verdict(value: object) -> AnswerLabel | None:
     if not isinstance(value, str):
         return None
     m = re.match(r"\s*[\"']?\s*(yes|no|maybe)\b", value, re.IGNORECASE)
@@ -24,7 +24,7 @@ def _norm_verdict(value: object) -> Verdict | None:
 
 @dataclass
 class ParsedVerdict:
-    verdict: Verdict | None
+    verdict: AnswerLabel | None
     draft: str = ""
     valid_json: bool = False
 

@@ -19,7 +19,8 @@ from chains.steps import answer_messages
 from eval.verdict.calibration import Calibration
 from eval.verdict.cues import CHANNEL_FEATURES, LLM_FEATURES, cue_features
 from eval.verdict.evidence import Evidence, verdict_evidence
-from eval.verdict.labels import VERDICTS, Verdict, parse_verdict_json
+from eval.verdict.labels import VERDICTS, parse_verdict_json
+from grounding.yes_no import AnswerLabel
 from llms.capabilities import LikelihoodScorer, as_scorer
 
 # The answer slot of the JSON the yes/no prompt asks for; the options are scored right after it.
@@ -33,7 +34,7 @@ OPTION_SPELLINGS: dict[str, tuple[str, ...]] = {
 
 @dataclass
 class VerdictOutcome:
-    verdict: Verdict | None
+    verdict: AnswerLabel | None
     logprobs: dict[str, float]
     raw: str = ""
     draft: str = ""

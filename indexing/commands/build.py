@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from indexing.commands.common import add_arguments as _common_arguments
 from indexing.commands.common import run_indexing
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -30,5 +34,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(cfg, args: argparse.Namespace) -> int:
+def run(cfg: Config, args: argparse.Namespace) -> int:
     return run_indexing(cfg, args, reuse=False)

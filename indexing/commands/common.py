@@ -7,10 +7,13 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from indexing.store import METADATA_SCHEMA, IndexMissingError, open_current
-from settings.errors import UserFacingError
+from indexing.store import METADATA_SCHEMA, Manifest, open_current
+from settings.errors import IndexMissingError, UserFacingError
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 SEMANTIC_LATER = ("the semantic (dense) index is built in the background once the chat starts "
                   "(`python -m app serve`), or all at once by `python -m app index build`")
@@ -21,7 +24,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", action="store_true", help="no progress bars")
 
 
-def index_state(cfg, checksum: str) -> str:
+def index_state(cfg: Config, checksum: str) -> str:
     """'current', 'stale' (corpus changed; settings match), 'pending' (a lexical-only build of
     this corpus: its dense index is still to be embedded) or 'missing' (absent or incompatible)."""
     if cfg.retrieval.backend == "milvus":
@@ -50,7 +53,7 @@ def index_state(cfg, checksum: str) -> str:
     return "current" if manifest.corpus_checksum == checksum else "stale"
 
 
-def current_manifest(cfg):  # the manifest of the configured backend
+def current_manifest(cfg: Config) -> Manifest:  # the configured backend's (MilvusManifest)
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import current_milvus_manifest
 
@@ -58,11 +61,11 @@ def current_manifest(cfg):  # the manifest of the configured backend
     return open_current(cfg, verify=False, old_schema_ok=True)[1]
 
 
-def run_indexing(cfg, args: argparse.Namespace, *, reuse: bool) -> int:
+def run_indexing(cfg: Config, args: argparse.Namespace, *, reuse: bool) -> int:
     from ingest.corpus import ensure_corpus, find_corpus_files, load_corpus
 
-    extra: dict = {}
-    build_index: Callable[..., Any]  # -> the engine's manifest
+    extra: dict[str, Any] = {}  # keyword arguments only one engine's build takes
+    build_index: Callable[..., Manifest]
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import build_milvus_index
 
@@ -165,7 +168,7 @@ def _reporter(args: argparse.Namespace) -> Callable[[str], None]:
     return lambda line: print(line, flush=True)
 
 
-def _print(args: argparse.Namespace, manifest, message: str) -> None:
+def _print(args: argparse.Namespace, manifest: Manifest, message: str) -> None:
     if args.json:
         print(json.dumps(manifest.stats(), indent=2))
     else:

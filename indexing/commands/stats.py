@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import TYPE_CHECKING
 
 from indexing.store import location, open_current
+
+if TYPE_CHECKING:
+    from settings.config import Config
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON")
 
 
-def run(cfg, args: argparse.Namespace) -> int:
+def run(cfg: Config, args: argparse.Namespace) -> int:
     if cfg.retrieval.backend == "milvus":
         from indexing.milvus_index import milvus_stats
 
