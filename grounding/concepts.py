@@ -354,42 +354,10 @@ def check_coverage(
         for si, row in enumerate(per_source):
             for w in todo:
                 row[w] = row[w] or similar.get((w, si), False)
-    sides = relation_sides(pool.question, concepts)
     addressing = [
-        pool.sources[si].n
-        for si, row in enumerate(per_source)
-        if _addresses(concepts, row) or _addresses_relation(concepts, row, sides)
+        pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
     ]
     return Coverage(list(concepts), per_source, addressing)
-
-
-def relation_sides(question: str, concepts: Sequence[Concept]) -> list[int]:
-    """Each concept's side of the question's relation word (0 exposure, 1 outcome, 2 scope; -1
-    when the question has none): :func:`grounding.stance.concept_sides`."""
-    from grounding.stance import concept_sides
-
-    sides = concept_sides(question, [c.text for c in concepts])
-    return sides if sides is not None else [-1] * len(concepts)
-
-
-def _addresses_relation(
-    concepts: Sequence[Concept], found: dict[str, bool], sides: Sequence[int]
-) -> bool:
-    """A source that names the question's exposure (every essential concept before its relation
-    word) and its outcome (one essential concept after it) addresses it, whatever else the
-    question mentions in its own words ("paunchy guys", "in their fifties"), unless a word it
-    lacks is in no indexed abstract at all (a drug the index does not know is never let go).
-    Measured on the auto-labelled set (docs/verdicts.md)."""
-    whole = [bool(c.essential) and all(found[w] for w in c.essential) for c in concepts]
-    exposure = [i for i, c in enumerate(concepts) if c.essential and sides[i] == 0]
-    outcome = [i for i, c in enumerate(concepts) if c.essential and sides[i] == 1]
-    if not exposure or not outcome:
-        return False
-    missing = [w for c, ok in zip(concepts, whole, strict=True) if not ok for w in c.essential
-               if not found[w]]  # fmt: skip
-    if any(w in c.absent for c in concepts for w in missing):
-        return False
-    return all(whole[i] for i in exposure) and any(whole[i] for i in outcome)
 
 
 def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]) -> None:

@@ -402,20 +402,13 @@ def question_relation(question: str) -> Relation:
     broad = tuple(frozenset(stem(w) for w in c.words) for c in found)
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)
-    sides = concept_sides(question, [c.text for c in found])
-    return Relation(concepts, populations, tuple(sides) if sides else (), broad)
-
-
-def concept_sides(question: str, texts: Sequence[str]) -> list[int] | None:
-    """Where each concept (its ``texts`` as written in the question) stands against the
-    question's relation word: 0 the exposure, 1 the outcome, 2 the scope (:func:`_side`); None
-    when the question has no relation word."""
     lead = _LEADING_SCOPE.match(question)
-    scope_end = lead.end() if lead else 0
-    verb = RELATION_WORD.search(question, scope_end)
-    if verb is None:
-        return None
-    return [_side(question, text, verb.start(), scope_end) for text in texts]
+    verb = RELATION_WORD.search(question, lead.end() if lead else 0)
+    sides: tuple[int, ...] = ()
+    if verb is not None:
+        sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
+                      for c in found)  # fmt: skip
+    return Relation(concepts, populations, sides, broad)
 
 
 _SCOPE = re.compile(
