@@ -402,10 +402,12 @@ def question_relation(question: str) -> Relation:
     broad = tuple(frozenset(stem(w) for w in c.words) for c in found)
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)
-    verb = RELATION_WORD.search(question)
+    lead = _LEADING_SCOPE.match(question)
+    verb = RELATION_WORD.search(question, lead.end() if lead else 0)
     sides: tuple[int, ...] = ()
     if verb is not None:
-        sides = tuple(_side(question, c.text, verb.start()) for c in found)
+        sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
+                      for c in found)  # fmt: skip
     return Relation(concepts, populations, sides, broad)
 
 
@@ -414,10 +416,23 @@ _SCOPE = re.compile(
 )
 
 
-def _side(question: str, text: str, verb_at: int) -> int:
+# A question that opens with its population, set off by a comma ("AMONG ADULTS ASSESSED FOR ADHD
+# OR AUTISM, were those who had poor motor skills ...", "For seniors having back operations,
+# does ..."): the scope, not the exposure, although it comes before the relation word.
+_LEADING_SCOPE = re.compile(
+    r"^\s*(?:among|amongst|in|for|within|across|during)\b[^,?;]{3,160},", re.IGNORECASE
+)
+
+
+def _side(question: str, text: str, verb_at: int, scope_end: int = 0) -> int:
     """0: the concept comes before the relation word (the exposure); 1: after it (the outcome);
-    2: after it, as the scope ("... IN children with epilepsy"), which a clause need not name."""
-    start = question.find(text)
+    2: the scope, after it ("... IN children with epilepsy") or opening the question ("Among
+    adults with ADHD, ..."; ``scope_end``), which a clause need not name."""
+    # the concept as a whole word ("men" is not the end of "women")
+    found = re.search(r"(?<![\w-])" + re.escape(text) + r"(?![\w-])", question)
+    start = found.start() if found else question.find(text)
+    if 0 <= start < scope_end:
+        return 2
     if start <= verb_at:
         return 0
     return 2 if _SCOPE.search(question[verb_at:start]) else 1
@@ -489,8 +504,7 @@ def relation_stance(
     written about, so a "no" needs a clause that states the question's."""
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
-        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
-                and not relation.other_population(text)):  # fmt: skip
+        if _own_words_yes(whole, text, relation):
             return _guarded(whole, text, asks_sameness)
         return SentenceStance(None, 0.0, "")
     _, asked = _scoped_out(text, question_stems)
@@ -507,13 +521,24 @@ def relation_stance(
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
-        if (whole.stance == "yes" and not RECOMMENDATION.search(text)
-                and not relation.other_population(text)):  # fmt: skip
+        if _own_words_yes(whole, text, relation):
             return _guarded(whole, text, asks_sameness)
         return SentenceStance(None, 0.0, "")
     if len({r.stance for r in said if r.stance != "unclear"}) > 1:
         return SentenceStance("unclear", 0.5, "clauses disagree")
     return max(said, key=lambda r: r.strength)
+
+
+def _own_words_yes(whole: SentenceStance, text: str, relation: Relation) -> bool:
+    """Whether a sentence that does not name the question's relation in its words may still say
+    yes: an affirmative finding, no recommendation, no other population (measured on the
+    auto-labelled set: requiring it unhedged, or naming two of the question's concepts, costs
+    coverage and precision there; docs/verdicts.md)."""
+    return (
+        whole.stance == "yes"
+        and not RECOMMENDATION.search(text)
+        and not relation.other_population(text)
+    )
 
 
 def _guarded(read: SentenceStance, clause: str, asks_sameness: bool) -> SentenceStance:

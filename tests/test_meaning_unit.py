@@ -1,6 +1,7 @@
 """Issue #35 "Meaning, not words", fast: a sentence decides only when it states the question's
 relation, negation scoped to it; recommendations never decide; the final guard; the corpus's own
-abbreviations cover a concept; phrasing fragments are not concepts; the fusion weights ramp."""
+abbreviations cover a concept; phrasing fragments are not concepts; the fusion weights ramp; a
+question's opening scope is not its exposure."""
 
 from __future__ import annotations
 
@@ -137,3 +138,28 @@ def test_fusion_weights_ramp_from_dense_to_bm25_leading() -> None:
     assert middle == pytest.approx([0.5, 0.5])
     assert fusion_weights(0.6, strong, weak, 0.343, 0.2) == strong
     assert fusion_weights(0.35, strong, weak, 0.343, 0.0) == strong  # no ramp: the step
+
+
+def test_a_questions_opening_scope_is_not_its_exposure() -> None:
+    # mutation caught: _side without the opening-scope rule ("Among adults assessed for ADHD or
+    # autism, ..." read as the exposure) -> a null finding about autism and bullying decides "no"
+    q = (
+        "Among adults assessed for ADHD or autism, were those who had poor gross motor skills "
+        "as children more likely to have been bullied by peers?"
+    )
+    other = (
+        "Bully and victimisation rates did not differ between boys with autism spectrum "
+        "disorder and typically developing boys."
+    )
+    rel = question_relation(q)
+    assert relation_stance(other, rel, question_stems(q)).stance is None
+    said = "Poor gross motor skills were a strong risk factor for being bullied by peers."
+    assert relation_stance(said, rel, question_stems(q)).stance == "yes"
+
+
+def test_a_concept_is_placed_as_a_whole_word() -> None:
+    # mutation caught: _side finding the concept with str.find ("men" inside "women") -> "men"
+    # counted with the exposure, before the relation word
+    rel = question_relation("Are women more cognitively impaired than men?")
+    sides = dict(zip([sorted(c)[0] for c in rel.concepts], rel.sides, strict=True))
+    assert sides["women"] == 0 and sides["men"] == 1, sides
