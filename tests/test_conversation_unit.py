@@ -115,3 +115,48 @@ def test_the_population_lexicon_names_mesh_check_tags() -> None:
     assert {"Child", "Adult", "Aged", "Infant", "Pregnancy", "Humans", "Animals"} <= set(CHECK_TAGS)
     assert heading_of("kids") == "Child" and heading_of("moms") == "Pregnancy"
     assert heading_of("rats") == "Animals" and "adhd" not in POPULATION_WORDS
+
+
+# Rules added for issue #36's longer conversations (docs/conversations.md, "Second pass").
+TURNER = [
+    "Do girls with Turner syndrome tend to have lower IQ?",
+    "are they more likely to be autistic too?",
+    "what about boys with an extra X - why do some end up with lower IQ than others?",
+    "how big was that Swedish registry study on the girls?",
+]
+
+
+def test_a_group_named_with_the_reaches_back_to_the_turn_that_named_it() -> None:
+    last = resolve_conversation(TURNER)[-1]
+    assert "turner" in words(last.standalone), last.standalone
+    assert "boys" not in words(last.standalone), last.standalone
+
+
+def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> None:
+    turns = [
+        "Did people exposed to methylmercury in the womb end up with cognitive deficits?",
+        "can genes make some kids more vulnerable to it?",
+        "was the dental filling one a randomized trial?",
+    ]
+    genes, dental = resolve_conversation(turns)[1:]
+    assert dental.kind == "detail"
+    assert {"genes", "vulnerable", "dental", "filling"} <= words(dental.standalone)
+    assert "methylmercury" in words(dental.standalone)
+    # it is a detail of the conversation, never a topic of its own that leads the search
+    assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
+
+
+def test_an_anticipatory_it_does_not_tie_a_new_question_to_the_old_topic() -> None:
+    from chains.queries import complete_question, needs_context
+
+    question = "Is it possible to predict the future mental state of a patient using the data?"
+    assert not needs_context(question) and complete_question(question)
+    assert needs_context("is it linked to cognition?")  # a real pronoun still points back
+    options = plan_followup(question, ["What happened to gang violence in El Salvador?"])[2]
+    assert options["own_topic"] is True and options["stands_alone"] is True
+
+
+def test_a_short_question_sharing_no_word_with_the_topic_still_leans_on_it() -> None:
+    turns = ["Do kids who needed ECMO as newborns end up with normal IQ by school age?",
+             "does working memory training help them?", "how long did the benefit last?"]  # fmt: skip
+    assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
