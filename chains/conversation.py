@@ -87,6 +87,15 @@ _POINTERS = frozenset(
 # how a question is asked, not what about ("does it track with ...", "what did they find")
 _HOW = frozenset("does did do know tell find found".split())
 CARRY_MAX = 12  # content words a follow-up adds at most (the topic stays the larger part)
+# verbs that carry a topic's predicate after its subject ("kids who ... *end* up", "people who
+# ... *do* as adults"): where a relative clause on the subject ends
+_PREDICATE_VERBS = frozenset(
+    """
+    end ends do does have has tend tends show shows score scores develop develops still perform
+    performs remain remains differ differs become becomes benefit benefits recover recovers
+    achieve achieves fare fares grow grows suffer suffers experience experiences
+    """.split()
+)
 # content words a question needs to carry a subject of its own when no concept of it is rare
 # (the length below which chains.queries.needs_context reads a pronoun as pointing back)
 NEW_SUBJECT_MIN_TERMS = 5
@@ -175,6 +184,33 @@ def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
                 break
         return begin, end
     return None
+
+
+def _qualified(group: str) -> bool:
+    """Whether a group names more than who ("kids who survived acute liver failure", "pregnant
+    women or new moms", "adults on ECMO"; not "adults", "in kids")."""
+    return any(not is_population(w) and w not in QUESTION_STOPWORDS
+               for w in _words(group))  # fmt: skip
+
+
+def _drop_relative_clause(core: str) -> str:
+    """``core`` without the relative clause that follows its first group word ("kids *who get a
+    liver transplant* end up with lower IQ", "people *who show up at the ER short of
+    breath*"): from "who" / "that" to the verb that carries the topic's predicate
+    (:data:`_PREDICATE_VERBS`) or the end. A qualified group switch brings its own."""
+    toks = _tokens(core)
+    for i, t in enumerate(toks):
+        if not is_population(t.group().lower()):
+            continue
+        if i + 2 >= len(toks) or toks[i + 1].group().lower() not in ("who", "that", "whose"):
+            return core
+        end = len(core)
+        for u in toks[i + 3 :]:
+            if u.group().lower() in _PREDICATE_VERBS:
+                end = u.start()
+                break
+        return re.sub(r"\s{2,}", " ", core[: toks[i].end()] + " " + core[end:]).strip(" ,")
+    return core
 
 
 def _replace_population(core: str, group: str, old_group: str = "") -> str:
@@ -342,6 +378,9 @@ def resolve_next(
     group = _population_switch(rest, had_opener)
     if group is not None:
         new_group = rest[group[0] : group[1]].strip()
+        if not previous.group and _qualified(new_group):
+            # "kids who survived acute liver failure" for "kids who get a liver transplant"
+            core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
     elif had_opener and (switch := _bare_switch(rest)) is not None:
@@ -349,8 +388,10 @@ def resolve_next(
         rest = rest[len(switch) :].strip()
     rest = re.sub(r"^[\s,;:–—-]+", "", rest)
     added = _added_words(rest)
-    if not added and group is None and previous.added:
-        added = previous.added  # "was that a big study?": the last turn's study
+    if not added and previous.added:
+        # "was that a big study?": the last turn's study; "and in dental students?" after "what
+        # about how they do on clinical placements?": the placements, in dental students
+        added = previous.added
     elif not _names_something(rest, corpus) and previous.added and group is None:
         added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     standalone = core if not added else f"{core}: {' '.join(added)}"
