@@ -157,6 +157,9 @@ def test_an_anticipatory_it_does_not_tie_a_new_question_to_the_old_topic() -> No
 
 
 def test_a_short_question_sharing_no_word_with_the_topic_still_leans_on_it() -> None:
-    turns = ["Do kids who needed ECMO as newborns end up with normal IQ by school age?",
-             "does working memory training help them?", "how long did the benefit last?"]  # fmt: skip
+    turns = [
+        "Do kids who needed ECMO as newborns end up with normal IQ by school age?",
+        "does working memory training help them?",
+        "how long did the benefit last?",
+    ]
     assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
