@@ -99,6 +99,8 @@ _PREDICATE_VERBS = frozenset(
 # content words a question needs to carry a subject of its own when no concept of it is rare
 # (the length below which chains.queries.needs_context reads a pronoun as pointing back)
 NEW_SUBJECT_MIN_TERMS = 5
+# content words from which a question's own pronouns and "even" point inside it, not back
+LONG_QUESTION_TERMS = 10
 # A reference to a study the conversation brought up: a demonstrative, at most three words and
 # a word for a study ("that Swedish registry study", "this trial"), or "the ... one" ("the dental
 # filling one"). It points back at what the earlier turns found, whatever it names.
@@ -439,9 +441,16 @@ def new_subject(question: str, topic: str) -> bool:
     rare enough to be essential ("Is it possible to predict the future mental state of a
     patient using the available data?" after a question on gang violence). A short one ("how
     long did the benefit last?", three content words) asks about what was said: it needs
-    ``NEW_SUBJECT_MIN_TERMS`` content words to carry a subject of its own."""
+    ``NEW_SUBJECT_MIN_TERMS`` content words to carry a subject of its own. A long one
+    (``LONG_QUESTION_TERMS`` content words or more, no "and" / "what about" opening it) is
+    another subject even with a pronoun or "even" in it: they point inside the question ("does
+    a 6-month-old baby's sensitivity to number predict *their* maths ability ...")."""
     own = content_terms(question)
-    if not topic or len(own) < NEW_SUBJECT_MIN_TERMS or not complete_question(question):
+    if not topic or len(own) < NEW_SUBJECT_MIN_TERMS:
+        return False
+    if not complete_question(question) and (
+        len(own) < LONG_QUESTION_TERMS or _SWITCH_OPENER.match(question)
+    ):
         return False
     return not any(_has(content_terms(topic), w) for w in own)
 

@@ -163,3 +163,18 @@ def test_a_short_question_sharing_no_word_with_the_topic_still_leans_on_it() -> 
         "how long did the benefit last?",
     ]
     assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
+
+
+def test_a_long_question_sharing_no_word_with_the_topic_is_another_subject() -> None:
+    """Its own "their" and "even" point inside it, not back at the conversation."""
+    question = (
+        "Does a 6-month-old baby's sensitivity to differences in number predict their "
+        "maths ability at three and a half, even once general intelligence is counted?"
+    )
+    assert plan_followup(question, ["What is known about ubiquinone in children with ADHD?"])[2][
+        "own_topic"
+    ]
+    # the same length opened by "and" continues the conversation
+    assert not plan_followup("and " + question, ["What is known about ubiquinone in ADHD?"])[2][
+        "own_topic"
+    ]
