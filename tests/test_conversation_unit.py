@@ -178,3 +178,27 @@ def test_a_long_question_sharing_no_word_with_the_topic_is_another_subject() -> 
     assert not plan_followup("and " + question, ["What is known about ubiquinone in ADHD?"])[2][
         "own_topic"
     ]
+
+
+def test_a_qualified_group_switch_replaces_the_old_groups_relative_clause() -> None:
+    turns = [
+        "Do kids who get a liver transplant end up with lower IQ later on?",
+        "what about kids who survived acute liver failure?",
+    ]
+    switched = resolve_conversation(turns)[-1].standalone
+    assert "transplant" not in words(switched), switched
+    assert {"survived", "acute", "liver", "failure", "iq"} <= words(switched), switched
+    # a bare group keeps what qualified the old one
+    bare = resolve_conversation(["Do children with sickle cell disease score lower on IQ tests?",
+                                 "what about adults?"])[-1].standalone  # fmt: skip
+    assert {"adults", "sickle", "cell"} <= words(bare), bare
+
+
+def test_a_group_switch_that_names_nothing_else_keeps_the_last_turns_words() -> None:
+    turns = [
+        "Does emotional intelligence predict whether nursing students pass the NCLEX?",
+        "what about how they do on clinical placements?",
+        "and in dental students?",
+    ]
+    last = resolve_conversation(turns)[-1].standalone
+    assert {"dental", "clinical", "placements"} <= words(last), last
