@@ -32,7 +32,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from chains.populations import GENERIC, is_population
-from chains.queries import QUESTION_STOPWORDS, content_terms, names_own_topic
+from chains.queries import (
+    QUESTION_STOPWORDS,
+    _has,
+    complete_question,
+    content_terms,
+    names_own_topic,
+)
 
 if TYPE_CHECKING:
     from grounding.concepts import CorpusTerms
@@ -81,6 +87,31 @@ _POINTERS = frozenset(
 # how a question is asked, not what about ("does it track with ...", "what did they find")
 _HOW = frozenset("does did do know tell find found".split())
 CARRY_MAX = 12  # content words a follow-up adds at most (the topic stays the larger part)
+# verbs that carry a topic's predicate after its subject ("kids who ... *end* up", "people who
+# ... *do* as adults"): where a relative clause on the subject ends
+_PREDICATE_VERBS = frozenset(
+    """
+    end ends do does have has tend tends show shows score scores develop develops still perform
+    performs remain remains differ differs become becomes benefit benefits recover recovers
+    achieve achieves fare fares grow grows suffer suffers experience experiences
+    """.split()
+)
+# content words a question needs to carry a subject of its own when no concept of it is rare
+# (the length below which chains.queries.needs_context reads a pronoun as pointing back)
+NEW_SUBJECT_MIN_TERMS = 5
+# content words from which a question's own pronouns and "even" point inside it, not back
+LONG_QUESTION_TERMS = 10
+# A reference to a study the conversation brought up: a demonstrative, at most three words and
+# a word for a study ("that Swedish registry study", "this trial"), or "the ... one" ("the dental
+# filling one"). It points back at what the earlier turns found, whatever it names.
+_STUDY_REFERENCE = re.compile(
+    r"\b(?:that|this|these|those)\s+(?:[\w'’-]+\s+){0,3}?"
+    r"(?:one|ones|study|studies|trial|trials|paper|papers|article|articles|cohort)\b"
+    r"|\bthe\s+(?:[\w'’-]+\s+){1,3}?ones?\b",
+    re.IGNORECASE,
+)
+# a group named with "the" ("on the girls", "the Swedish men"): one the conversation spoke of
+_DEFINITE_GROUP = re.compile(r"\bthe\s+(?:[A-Z][\w-]*\s+)?([a-z][\w-]*)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -155,6 +186,33 @@ def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
                 break
         return begin, end
     return None
+
+
+def _qualified(group: str) -> bool:
+    """Whether a group names more than who ("kids who survived acute liver failure", "pregnant
+    women or new moms", "adults on ECMO"; not "adults", "in kids")."""
+    return any(not is_population(w) and w not in QUESTION_STOPWORDS
+               for w in _words(group))  # fmt: skip
+
+
+def _drop_relative_clause(core: str) -> str:
+    """``core`` without the relative clause that follows its first group word ("kids *who get a
+    liver transplant* end up with lower IQ", "people *who show up at the ER short of
+    breath*"): from "who" / "that" to the verb that carries the topic's predicate
+    (:data:`_PREDICATE_VERBS`) or the end. A qualified group switch brings its own."""
+    toks = _tokens(core)
+    for i, t in enumerate(toks):
+        if not is_population(t.group().lower()):
+            continue
+        if i + 2 >= len(toks) or toks[i + 1].group().lower() not in ("who", "that", "whose"):
+            return core
+        end = len(core)
+        for u in toks[i + 3 :]:
+            if u.group().lower() in _PREDICATE_VERBS:
+                end = u.start()
+                break
+        return re.sub(r"\s{2,}", " ", core[: toks[i].end()] + " " + core[end:]).strip(" ,")
+    return core
 
 
 def _replace_population(core: str, group: str, old_group: str = "") -> str:
@@ -255,18 +313,60 @@ def _names_something(text: str, corpus: CorpusTerms | None) -> bool:
     return bool(cleaned) and any(c.essential for c in question_concepts(cleaned, corpus))
 
 
+def refers_to_a_study(question: str) -> bool:
+    """Whether ``question`` singles out a study the conversation brought up ("was the dental
+    filling one a randomized trial?", "how big was that Swedish registry study?")."""
+    return _STUDY_REFERENCE.search(question) is not None
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def _reaches_back(
+    question: str, previous: Resolution, earlier: Sequence[Resolution]
+) -> Resolution | None:
+    """The earlier turn a follow-up reaches back to past the last one: it names with "the" a
+    group ("on the girls") that the current topic no longer holds and an earlier topic did (the
+    latest such turn), else None."""
+    named = [m.group(1).lower() for m in _DEFINITE_GROUP.finditer(question)]
+    named = [w for w in named if is_population(w) and w not in GENERIC]
+    current = set(_words(previous.core))
+    for w in named:
+        if w in current:
+            return None
+        for res in reversed(earlier):
+            if res is not previous and w in _words(res.core):
+                return res
+    return None
+
+
 def resolve_next(
     previous: Resolution | None,
     question: str,
     corpus: CorpusTerms | None = None,
     similar: Similarity | None = None,
+    earlier: Sequence[Resolution] = (),
 ) -> Resolution:
     """Resolve ``question`` against the conversation so far (``previous``: the last turn's
-    resolution, None for the first turn)."""
+    resolution, None for the first turn; ``earlier``: every turn's resolution so far, oldest
+    first)."""
     body, announced = strip_new_topic(question)
     if previous is None or announced:
         kind = "first" if previous is None else "new_topic"
         return Resolution(body.strip(), kind, topic_phrase(body))
+    back = _reaches_back(body, previous, earlier)
+    if back is not None:
+        # "how big was that Swedish registry study on the girls?": the girls' topic, two turns
+        # back, before the switch to boys
+        previous = Resolution(back.standalone, back.kind, back.core, (), back.group)
+    if refers_to_a_study(body):
+        # a detail of a study the last turns found: their topic and their words, then its own
+        rest = re.sub(r"^[\s,;:–—-]+", "", _OPENER.sub("", body, count=1).strip().rstrip("?.! "))
+        added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
+        standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
+        return Resolution(standalone.strip() + "?", "detail", previous.core, added,
+                          previous.group)  # fmt: skip
     if names_own_topic(body, corpus):
         # it may lead the search (retrievers.followup.topic_weights); the conversation's topic
         # with its words is the context form, and it is the next turn's topic
@@ -280,6 +380,9 @@ def resolve_next(
     group = _population_switch(rest, had_opener)
     if group is not None:
         new_group = rest[group[0] : group[1]].strip()
+        if not previous.group and _qualified(new_group):
+            # "kids who survived acute liver failure" for "kids who get a liver transplant"
+            core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
     elif had_opener and (switch := _bare_switch(rest)) is not None:
@@ -287,8 +390,10 @@ def resolve_next(
         rest = rest[len(switch) :].strip()
     rest = re.sub(r"^[\s,;:–—-]+", "", rest)
     added = _added_words(rest)
-    if not added and group is None and previous.added:
-        added = previous.added  # "was that a big study?": the last turn's study
+    if not added and previous.added:
+        # "was that a big study?": the last turn's study; "and in dental students?" after "what
+        # about how they do on clinical placements?": the placements, in dental students
+        added = previous.added
     elif not _names_something(rest, corpus) and previous.added and group is None:
         added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     standalone = core if not added else f"{core}: {' '.join(added)}"
@@ -304,7 +409,7 @@ def resolve_conversation(
     """Every turn of a conversation resolved, in order (see the module docstring)."""
     out: list[Resolution] = []
     for q in questions:
-        out.append(resolve_next(out[-1] if out else None, q, corpus, similar))
+        out.append(resolve_next(out[-1] if out else None, q, corpus, similar, out))
     return out
 
 
@@ -330,6 +435,26 @@ def embedding_similarity(encoder: object) -> Similarity:
     return similar
 
 
+def new_subject(question: str, topic: str) -> bool:
+    """A complete question (:func:`chains.queries.complete_question`) that shares no content
+    word with the conversation's ``topic``: another subject, even when no concept of it is
+    rare enough to be essential ("Is it possible to predict the future mental state of a
+    patient using the available data?" after a question on gang violence). A short one ("how
+    long did the benefit last?", three content words) asks about what was said: it needs
+    ``NEW_SUBJECT_MIN_TERMS`` content words to carry a subject of its own. A long one
+    (``LONG_QUESTION_TERMS`` content words or more, no "and" / "what about" opening it) is
+    another subject even with a pronoun or "even" in it: they point inside the question ("does
+    a 6-month-old baby's sensitivity to number predict *their* maths ability ...")."""
+    own = content_terms(question)
+    if not topic or len(own) < NEW_SUBJECT_MIN_TERMS:
+        return False
+    if not complete_question(question) and (
+        len(own) < LONG_QUESTION_TERMS or _SWITCH_OPENER.match(question)
+    ):
+        return False
+    return not any(_has(content_terms(topic), w) for w in own)
+
+
 def plan_followup(
     question: str,
     previous_questions: Sequence[str],
@@ -344,13 +469,17 @@ def plan_followup(
     ``topic_weights``)."""
     from chains.queries import needs_context
 
-    res = standalone_question(question, previous_questions, corpus, similar)
+    turns = [q for q in previous_questions if q.strip()]
+    resolutions = resolve_conversation([*turns, question], corpus, similar)
+    res = resolutions[-1]
     if res.kind == "new_topic":
         return res.standalone, [], {"stands_alone": True}
+    topic = resolutions[-2].core if len(resolutions) > 1 else ""
     return question, list(previous_questions), {
         "rewrite": res.standalone,
         "resolved": True,
         "stands_alone": not needs_context(question),
-        "own_topic": names_own_topic(question, corpus),
+        "own_topic": res.kind != "detail" and (
+            names_own_topic(question, corpus) or new_subject(question, topic)),
         "own_words": _names_something(question, corpus),
     }

@@ -150,6 +150,14 @@ _POINTS_BACK = (_STRONG_ANAPHORA | _WEAK_ANAPHORA | {"ones", "former", "latter"}
 
 
 _BE = frozenset("is are was were be been being".split())
+# An anticipatory "it" stands for the clause that follows, not for anything said before: "is it
+# possible to predict ...", "is it true that ...", "it is known whether ...". The adjectives of
+# possibility, truth and knowledge that take such a clause, then "to" / "that" / "whether" / "if".
+_EXTRAPOSING = frozenset(
+    "possible impossible feasible true known unknown likely unlikely worth worthwhile necessary "
+    "advisable reasonable realistic clear".split()
+)
+_CLAUSE_OPENERS = frozenset("to that whether if for".split())
 
 
 # Words that presuppose something said before ("even without cranial radiation?": without, as
@@ -160,15 +168,31 @@ _CONTINUES = frozenset("even still also too either instead again otherwise".spli
 
 def _anaphors(words: Sequence[str]) -> list[str]:
     """The words of a question (lower-cased) that may point back: all but "such" in "such as"
-    (an example follows) and an existential "there" ("is there", "there are")."""
+    (an example follows), an existential "there" ("is there", "there are") and an anticipatory
+    "it" ("is it possible to ...": :data:`_EXTRAPOSING`)."""
     out = []
     for i, w in enumerate(words):
         after = words[i + 1] if i + 1 < len(words) else ""
         before = words[i - 1] if i else ""
         if (w == "such" and after == "as") or (w == "there" and _BE & {before, after}):
             continue
+        if w == "it" and _anticipatory_it(words, i):
+            continue
         out.append(w)
     return out
+
+
+def _anticipatory_it(words: Sequence[str], i: int) -> bool:
+    """Whether ``words[i]`` ("it") is anticipatory: a form of "be" next to it, then one of
+    :data:`_EXTRAPOSING` and a word that opens the clause it stands for ("is it possible to
+    ...", "it is true that ...", "would it be feasible to ...")."""
+    before = words[i - 1] if i else ""
+    rest = list(words[i + 1 : i + 4])
+    if rest[:1] and rest[0] in _BE:
+        rest = rest[1:]
+    elif before not in _BE:
+        return False
+    return len(rest) >= 2 and rest[0] in _EXTRAPOSING and rest[1] in _CLAUSE_OPENERS
 
 
 def needs_context(followup: str) -> bool:
@@ -195,14 +219,21 @@ def names_own_topic(followup: str, corpus: CorpusTerms | None = None) -> bool:
     by :func:`retrievers.followup.topic_weights`."""
     from grounding.concepts import question_concepts  # wordfreq: loaded on first use
 
+    if not complete_question(followup):
+        return False
+    return any(c.essential for c in question_concepts(followup, corpus))
+
+
+def complete_question(followup: str) -> bool:
+    """A question that reads whole on its own: it does not need context
+    (:func:`needs_context`), no word of it points back and nothing presupposes what was said
+    (the checks of :func:`names_own_topic` before its concepts)."""
     if needs_context(followup):
         return False
     words = [w.lower() for w in _WORD.findall(followup)]
     if any(w in _POINTS_BACK for w in _anaphors(words)):
         return False
-    if _CONTINUES & set(words) or re.search(r"\bas\s+well\b", followup, re.IGNORECASE):
-        return False
-    return any(c.essential for c in question_concepts(followup, corpus))
+    return not (_CONTINUES & set(words) or re.search(r"\bas\s+well\b", followup, re.I))
 
 
 def clean_rewrite(text: str) -> str:

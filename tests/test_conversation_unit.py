@@ -115,3 +115,90 @@ def test_the_population_lexicon_names_mesh_check_tags() -> None:
     assert {"Child", "Adult", "Aged", "Infant", "Pregnancy", "Humans", "Animals"} <= set(CHECK_TAGS)
     assert heading_of("kids") == "Child" and heading_of("moms") == "Pregnancy"
     assert heading_of("rats") == "Animals" and "adhd" not in POPULATION_WORDS
+
+
+# Rules added for issue #36's longer conversations (docs/conversations.md, "Second pass").
+TURNER = [
+    "Do girls with Turner syndrome tend to have lower IQ?",
+    "are they more likely to be autistic too?",
+    "what about boys with an extra X - why do some end up with lower IQ than others?",
+    "how big was that Swedish registry study on the girls?",
+]
+
+
+def test_a_group_named_with_the_reaches_back_to_the_turn_that_named_it() -> None:
+    last = resolve_conversation(TURNER)[-1]
+    assert "turner" in words(last.standalone), last.standalone
+    assert "boys" not in words(last.standalone), last.standalone
+
+
+def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> None:
+    turns = [
+        "Did people exposed to methylmercury in the womb end up with cognitive deficits?",
+        "can genes make some kids more vulnerable to it?",
+        "was the dental filling one a randomized trial?",
+    ]
+    genes, dental = resolve_conversation(turns)[1:]
+    assert dental.kind == "detail"
+    assert {"genes", "vulnerable", "dental", "filling"} <= words(dental.standalone)
+    assert "methylmercury" in words(dental.standalone)
+    # it is a detail of the conversation, never a topic of its own that leads the search
+    assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
+
+
+def test_an_anticipatory_it_does_not_tie_a_new_question_to_the_old_topic() -> None:
+    from chains.queries import complete_question, needs_context
+
+    question = "Is it possible to predict the future mental state of a patient using the data?"
+    assert not needs_context(question) and complete_question(question)
+    assert needs_context("is it linked to cognition?")  # a real pronoun still points back
+    options = plan_followup(question, ["What happened to gang violence in El Salvador?"])[2]
+    assert options["own_topic"] is True and options["stands_alone"] is True
+
+
+def test_a_short_question_sharing_no_word_with_the_topic_still_leans_on_it() -> None:
+    turns = [
+        "Do kids who needed ECMO as newborns end up with normal IQ by school age?",
+        "does working memory training help them?",
+        "how long did the benefit last?",
+    ]
+    assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
+
+
+def test_a_long_question_sharing_no_word_with_the_topic_is_another_subject() -> None:
+    """Its own "their" and "even" point inside it, not back at the conversation."""
+    question = (
+        "Does a 6-month-old baby's sensitivity to differences in number predict their "
+        "maths ability at three and a half, even once general intelligence is counted?"
+    )
+    assert plan_followup(question, ["What is known about ubiquinone in children with ADHD?"])[2][
+        "own_topic"
+    ]
+    # the same length opened by "and" continues the conversation
+    assert not plan_followup("and " + question, ["What is known about ubiquinone in ADHD?"])[2][
+        "own_topic"
+    ]
+
+
+def test_a_qualified_group_switch_replaces_the_old_groups_relative_clause() -> None:
+    turns = [
+        "Do kids who get a liver transplant end up with lower IQ later on?",
+        "what about kids who survived acute liver failure?",
+    ]
+    switched = resolve_conversation(turns)[-1].standalone
+    assert "transplant" not in words(switched), switched
+    assert {"survived", "acute", "liver", "failure", "iq"} <= words(switched), switched
+    # a bare group keeps what qualified the old one
+    bare = resolve_conversation(["Do children with sickle cell disease score lower on IQ tests?",
+                                 "what about adults?"])[-1].standalone  # fmt: skip
+    assert {"adults", "sickle", "cell"} <= words(bare), bare
+
+
+def test_a_group_switch_that_names_nothing_else_keeps_the_last_turns_words() -> None:
+    turns = [
+        "Does emotional intelligence predict whether nursing students pass the NCLEX?",
+        "what about how they do on clinical placements?",
+        "and in dental students?",
+    ]
+    last = resolve_conversation(turns)[-1].standalone
+    assert {"dental", "clinical", "placements"} <= words(last), last

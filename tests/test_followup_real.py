@@ -65,12 +65,6 @@ def test_a_follow_up_with_no_topic_of_its_own_takes_it_from_history(small_retrie
     assert sum(r is not None and r <= 3 for r in with_history) >= 0.9 * len(convs)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known regression after merging #35's fusion with #36's conversation rules (stop 39): "
-    "on the small index 18 of 20 new-topic articles come first, one is 4th: "
-    "[1, 1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1, 4, ...]",
-)
 def test_a_follow_up_that_changes_topic_still_finds_its_own_articles(small_retriever) -> None:  # noqa: ANN001
     from chains.conversation import plan_followup
 
