@@ -129,6 +129,7 @@ def test_answer_offers_ris_and_bibtex_downloads_and_a_vancouver_list(
         f"<b>X</b> O. {XSS_TITLE}. J [Evil] *Journal*. 2021. PMID: 29999999.",  # markup as text
     ]
     assert "References (Vancouver)" in answer.inner_text()
+    assert "Deary IJ et al. · Intelligence · 2019" in answer.inner_text()  # the source line
     assert chat.page.locator("img[src='x']").count() == 0
     files = {}
     for name in ("sources.ris", "sources.bib"):
@@ -140,9 +141,11 @@ def test_answer_offers_ris_and_bibtex_downloads_and_a_vancouver_list(
     ris = rispy.loads(files["sources.ris"])
     assert [r["accession_number"] for r in ris] == ["31234567", "29999999"]
     assert ris[1]["title"] == XSS_TITLE and ris[0]["volume"] == "41"
+    assert ris[0]["secondary_title"] == "Intelligence"  # the journal (T2), as in the list
     bib = parse_string(files["sources.bib"], "bibtex").entries
     assert [e.fields["pmid"] for e in bib.values()] == ["31234567", "29999999"]
     assert bib["Deary2019_31234567"].fields["pages"] == "101--109"
+    assert bib["Deary2019_31234567"].fields["journal"] == "Intelligence"
 
 
 def test_mode_switch_is_used_and_shown(chat: ChatPage) -> None:
