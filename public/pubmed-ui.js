@@ -238,18 +238,32 @@
     }
     if (typeof data.modeButton !== 'string') return;
     var wanted = data.modeButton;
-    var tries = 0;
-    (function select() { // the buttons may be drawn a moment after the message
+    var asked = ++modeRequest;
+    var started = performance.now();
+    // the buttons may be drawn a moment after the message, and are disabled (a click does
+    // nothing) while the reopened conversation loads (or an answer runs): try until the wanted
+    // one is highlighted, unless the reader picks a mode, sends or starts a new chat meanwhile
+    (function select() {
+      if (asked !== modeRequest || performance.now() - started > 120000) return;
       var button = document.getElementById('command-' + wanted);
-      if (!button) {
-        if (++tries < 50) setTimeout(select, 100);
-        return;
-      }
       var selected = document.querySelector('.command-buttons-container button.text-command');
-      if (selected === button) return;
-      button.click(); // one click selects it (and unselects the other)
+      if (button && selected === button) return;
+      if (button && !button.disabled) button.click(); // one click selects it
+      setTimeout(select, 100);
     })();
   });
+
+  var modeRequest = 0; // the server's latest mode request; a reader's own choice cancels it
+  document.addEventListener('click', function (event) {
+    if (event.isTrusted && event.target && event.target.closest &&
+        event.target.closest('.command-buttons-container, #chat-submit, #new-chat-button')) {
+      modeRequest++;
+    }
+  }, true);
+  document.addEventListener('keydown', function (event) {
+    if (event.isTrusted && event.key === 'Enter' && event.target &&
+        event.target.id === 'chat-input') modeRequest++; // the reader sends in the mode shown
+  }, true);
 
   // ---- no empty messages ---------------------------------------------------------------------
   var INVISIBLE = /[\s\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\x00-\x1f\x7f-\x9f]/g;
