@@ -25,9 +25,13 @@ log = logging.getLogger(__name__)
 
 TOPICS_SHOWN = 8
 PLACEHOLDER = "{index_summary}"  # where chainlit.md (Help) shows the summary
-ADD_MORE = ("To add articles, put PubMed XML or MEDLINE files in a folder listed under "
+ADD_MORE = ("To add articles from PubMed, type `/pubmed` and a search in the chat (for example "
+            "`/pubmed dapagliflozin heart failure`) or run `python -m app library add \"QUERY\"`. "
+            "To add files, put PubMed XML or MEDLINE files in a folder listed under "
             "`corpus.paths` in cfg.yaml (or fetch a PubMed query with `python -m app ingest "
             "--fetch`), then run `python -m app index update` (or `make run`).")
+# the landing page's short form (plain text)
+ADD_FROM_CHAT = "To add articles from PubMed, type /pubmed and a search (Help says more)."
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,10 @@ class IndexSummary:
         if self.topics:
             text += "; frequent topics: " + ", ".join(self.topics)
         return text + "."
+
+    def landing(self) -> str:
+        """The landing page's line (plain text): the sentence and how to add articles."""
+        return f"{self.sentence(plain=True)} {ADD_FROM_CHAT}"
 
     def markdown(self) -> str:
         """The Help page's section: the sentence, the files it was built from, how to add more."""

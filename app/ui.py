@@ -215,7 +215,7 @@ async def _tell_page(mode: str | None = None) -> None:
     summary = await asyncio.to_thread(index_summary, app_config())
     data: dict[str, str] = {}
     if summary is not None:
-        data["indexSummary"] = summary.sentence(plain=True)
+        data["indexSummary"] = summary.landing()
     if mode is not None:
         data["modeButton"] = mode_buttons()[mode]
     if data:

@@ -45,6 +45,7 @@ from chains.writer import AnswerWriter
 from grounding.concepts import CorpusTerms, question_concepts
 from grounding.consensus import names
 from grounding.evidence import EvidenceSentence
+from ingest.design import current_design
 from ingest.metadata import ChunkMeta
 from settings.grounding import GroundingSettings
 
@@ -58,6 +59,13 @@ def to_source(
     retrieval's scores, the whole abstract and its key findings."""
     md = doc.metadata
     conf = md.get("confidence")
+    fields = ChunkMeta.from_metadata(md).fields()
+    # the design as today's rules read the whole abstract (an index built before a rule change
+    # keeps its old guess; the filters use the stored one until `index build`)
+    design = current_design(fields["design"], fields["design_source"], fields["design_rule"],
+                            fields["title"], abstract)
+    if design is not None:
+        fields.update(design=design.label, design_source=design.source, design_rule=design.rule)
     return Source(
         n=n,
         confidence=min(1.0, max(0.0, float(conf))) if conf is not None else 0.0,
@@ -68,7 +76,7 @@ def to_source(
         fused_score=md.get("fused_score"),
         ranks=dict(md.get("ranks") or {}),
         scores=dict(md.get("scores") or {}),
-        **ChunkMeta.from_metadata(md).fields(),
+        **fields,
     )
 
 

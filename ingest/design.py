@@ -212,6 +212,19 @@ def classify_text(title: str, abstract: str) -> Design:
     return Design("other", WORDING, "no design wording")
 
 
+def current_design(label: str | None, source: str, rule: str, title: str,
+                   abstract: str) -> Design | None:
+    """The design as today's rules give it: a design the wording rules set when the index was
+    built is set again from the article's title and whole ``abstract`` (an index built before a
+    rule change keeps its old guesses until it is rebuilt); a publication type, a PubMed
+    Review's wording and an index without designs (``label`` None) are kept as stored."""
+    if not label:
+        return None
+    if source != WORDING or rule.startswith("Review + ") or not abstract.strip():
+        return Design(label, source, rule)
+    return classify_text(title, abstract)
+
+
 def _snippet(match: re.Match[str]) -> str:
     return " ".join(match.group(0).split())[:60]
 

@@ -4,9 +4,10 @@
  * 1. The source panel opens only when the reader clicks a source marker ([1], [2] ...), and shows
  *    that source alone. Chainlit's page opens its side view by itself whenever the set of
  *    display="side" elements changes (after every answer, every reload and resume), titled with
- *    the last marker but holding every source of the conversation. Such an opening that no
- *    marker click caused is undone at once, before the browser paints it: the source the reader
- *    had open is shown again, or the panel is closed.
+ *    the last marker but holding every source of the conversation. The panel is drawn only when
+ *    it shows the one source of the marker the reader clicked (public/pubmed-ui.css, gated by
+ *    <html data-pubmed-panel="shown">); any other opening is never drawn and is closed, or the
+ *    source the reader had open is shown again.
  * 2. Escape closes the panel (the phone's sheet already closes on Escape).
  * 3. Icon-only buttons get accessible names; the closed sidebar (drawn off screen) is inert,
  *    so Tab does not walk through it.
@@ -19,21 +20,39 @@
 (function () {
   'use strict';
 
-  var CLICK_WINDOW_MS = 600; // a panel change this soon after a marker click is that click's
-  var lastClick = 0;
-  var chosen = null; // the marker whose source the reader opened, while its panel is open
+  // The panel is drawn only while <html data-pubmed-panel="shown"> (public/pubmed-ui.css hides
+  // it otherwise): a panel that appears or changes without the reader's click stays hidden from
+  // its first frame, whatever time Chainlit then takes to close it. The attribute is set here,
+  // in the mutation callback that sees the panel change, before the browser paints it.
+  var PENDING_MS = 5000; // a click's panel must appear within this (a busy machine is slow)
+  var pending = null; // the marker just clicked: {label, at, restoring: the state it undoes}
+  var chosen = null; // the marker whose source the reader opened, while its panel is open:
+  // {step, label, nth}, found again by findChosen (Chainlit redraws a message's markers)
   var shown = null; // the panel as last seen: null when closed
 
   function panel() {
     return document.getElementById('side-view-content');
   }
 
+  function panelTitle() {
+    var title = document.getElementById('side-view-title');
+    return title ? title.textContent.trim() : '';
+  }
+
   function panelState() {
     var content = panel();
     if (!content) return null;
-    var title = document.getElementById('side-view-title');
-    return (title ? title.textContent : '') + '\u0000' + content.childElementCount + '\u0000' +
+    return panelTitle() + '\u0000' + content.childElementCount + '\u0000' +
       (content.firstElementChild ? content.firstElementChild.textContent.slice(0, 300) : '');
+  }
+
+  function setGate(value) { // 'shown', 'restoring' (kept in place, not drawn) or null (hidden)
+    var root = document.documentElement;
+    if (value === null) {
+      if (root.hasAttribute('data-pubmed-panel')) root.removeAttribute('data-pubmed-panel');
+    } else if (root.getAttribute('data-pubmed-panel') !== value) {
+      root.setAttribute('data-pubmed-panel', value);
+    }
   }
 
   function closePanel() {
@@ -48,32 +67,79 @@
     if (close) close.click();
   }
 
+  function markerLabel(link) {
+    return (link.textContent || '').trim();
+  }
+
+  function sameLabel(root, label) {
+    var links = root.querySelectorAll('a.element-link');
+    var out = [];
+    for (var i = 0; i < links.length; i++) {
+      if (markerLabel(links[i]) === label) out.push(links[i]);
+    }
+    return out;
+  }
+
+  function markerRef(link) { // its message (Chainlit's step-<id>), label and place there
+    var step = link.closest('[id^="step-"]');
+    var label = markerLabel(link);
+    return {step: step ? step.id : null, label: label,
+      nth: sameLabel(step || document, label).indexOf(link)};
+  }
+
+  function findChosen() {
+    if (!chosen) return null;
+    var step = chosen.step ? document.getElementById(chosen.step) : document;
+    return step ? sameLabel(step, chosen.label)[chosen.nth] || null : null;
+  }
+
   document.addEventListener('click', function (event) {
     var link = event.target && event.target.closest && event.target.closest('a.element-link');
-    if (link) {
-      lastClick = performance.now();
-      chosen = link;
-    }
+    if (!link) return;
+    chosen = markerRef(link);
+    pending = {label: chosen.label, at: performance.now()};
   }, true);
+
+  function asked() { // the panel now shows the one source of the reader's pending click
+    if (!pending || performance.now() - pending.at > PENDING_MS) return false;
+    var content = panel();
+    return panelTitle() === pending.label && content.childElementCount === 1;
+  }
 
   function guardPanel() {
     var state = panelState();
-    if (state === shown) return;
-    if (state === null) { // closed (by the reader, or a new chat)
+    if (state === shown) {
+      if (shown !== null && pending && pending.restoring) { // back to the reader's source
+        pending = null;
+        setGate('shown');
+      }
+      return;
+    }
+    if (state === null) { // closed (by the reader, by this script, or a new chat)
       shown = null;
       chosen = null;
+      setGate(null);
       return;
     }
-    if (performance.now() - lastClick < CLICK_WINDOW_MS) { // the reader's click opened it
+    if (asked()) { // the reader's click opened it, or changed it to the clicked source
+      pending = null;
       shown = state;
+      setGate('shown');
       return;
     }
-    // opened or refilled by itself: show the reader's source again, else close it
-    if (chosen && chosen.isConnected) {
-      chosen.click();
+    // opened or refilled by Chainlit itself: not drawn; show the reader's source again (the
+    // panel stays in place, blank for a moment), else close it
+    if (pending && pending.restoring === state &&
+        performance.now() - pending.at < PENDING_MS) return; // its click is on its way
+    var again = shown !== null ? findChosen() : null;
+    if (again) {
+      setGate('restoring');
+      again.click(); // Chainlit's own marker click: that source alone
+      pending = {label: chosen.label, at: performance.now(), restoring: state};
     } else {
       shown = null;
       chosen = null;
+      setGate(null);
       closePanel();
     }
   }
@@ -172,18 +238,32 @@
     }
     if (typeof data.modeButton !== 'string') return;
     var wanted = data.modeButton;
-    var tries = 0;
-    (function select() { // the buttons may be drawn a moment after the message
+    var asked = ++modeRequest;
+    var started = performance.now();
+    // the buttons may be drawn a moment after the message, and are disabled (a click does
+    // nothing) while the reopened conversation loads (or an answer runs): try until the wanted
+    // one is highlighted, unless the reader picks a mode, sends or starts a new chat meanwhile
+    (function select() {
+      if (asked !== modeRequest || performance.now() - started > 120000) return;
       var button = document.getElementById('command-' + wanted);
-      if (!button) {
-        if (++tries < 50) setTimeout(select, 100);
-        return;
-      }
       var selected = document.querySelector('.command-buttons-container button.text-command');
-      if (selected === button) return;
-      button.click(); // one click selects it (and unselects the other)
+      if (button && selected === button) return;
+      if (button && !button.disabled) button.click(); // one click selects it
+      setTimeout(select, 100);
     })();
   });
+
+  var modeRequest = 0; // the server's latest mode request; a reader's own choice cancels it
+  document.addEventListener('click', function (event) {
+    if (event.isTrusted && event.target && event.target.closest &&
+        event.target.closest('.command-buttons-container, #chat-submit, #new-chat-button')) {
+      modeRequest++;
+    }
+  }, true);
+  document.addEventListener('keydown', function (event) {
+    if (event.isTrusted && event.key === 'Enter' && event.target &&
+        event.target.id === 'chat-input') modeRequest++; // the reader sends in the mode shown
+  }, true);
 
   // ---- no empty messages ---------------------------------------------------------------------
   var INVISIBLE = /[\s\u200b-\u200d\u2060\ufeff\u202a-\u202e\u2066-\u2069\x00-\x1f\x7f-\x9f]/g;

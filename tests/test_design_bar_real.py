@@ -82,3 +82,24 @@ def test_the_chat_shows_exactly_the_designs_above_the_precision_bar(articles) ->
              if label != "other" and row["predicted"] and row["precision"] >= PRECISION_BAR}
     assert set(SHOWN_WORDING) == above, (sorted(SHOWN_WORDING), result["per_design"])
     assert set(result["above_bar"]) == above
+
+
+def test_an_index_built_before_a_rule_change_shows_todays_design(articles) -> None:
+    """The shipped full index was built with the old rules (the Dual N-Back trial stored as a
+    cohort through "Follow-up"): the chat's source reads the design again from the whole
+    abstract; NLM's publication type is kept as stored."""
+    from langchain_core.documents import Document
+
+    from chains.answer import to_source
+    from ingest.metadata import chunk_metadata
+
+    a = articles[DUAL_N_BACK]
+    stored = {**chunk_metadata(a), "design": "cohort", "design_source": WORDING,
+              "design_rule": 'cohort or follow-up wording: "Follow-up"'}
+    source = to_source(1, Document(page_content=a.abstract[:300], metadata=stored), a.abstract)
+    assert source.design == "rct" and source.design_rule.startswith("randomised"), source
+    assert shown_badge(source.design, source.design_source, source.design_rule) != "Cohort"
+    typed = {**stored, "design": "meta_analysis", "design_source": PUBLICATION_TYPE,
+             "design_rule": "Meta-Analysis"}
+    kept = to_source(1, Document(page_content=a.abstract, metadata=typed), a.abstract)
+    assert (kept.design, kept.design_rule) == ("meta_analysis", "Meta-Analysis")

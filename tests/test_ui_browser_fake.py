@@ -70,12 +70,18 @@ def test_a_message_with_no_words_is_not_sent_and_buttons_have_names(chat: ChatPa
     empty bubble; public/pubmed-ui.js), and the chat goes on. Every button on screen has an
     accessible name (send, copy, rating, sidebar ...), and the closed sidebar is out of the Tab
     order."""
-    chat.page.fill("#chat-input", "\u200b \u202e")
-    chat.page.locator("#chat-submit").click(force=True)
-    chat.page.keyboard.press("Enter")
+    for blank in ("", "\u200b \u202e"):  # Chainlit sends "" when a mode button is highlighted
+        chat.page.fill("#chat-input", blank)
+        chat.page.locator("#chat-submit").click(force=True)
+        chat.page.locator("#chat-input").press("Enter")
     chat.page.wait_for_timeout(1500)
     assert chat.user_messages() == [] and chat.answers().count() == 0
+    # never sent (the server's own guard would have answered "Please type a question")
+    assert chat.page.get_by_text("Please type a question").count() == 0
     answer = chat.ask("Does IQ predict health?")  # and the chat goes on
+    # the blank was never sent (the server's own guard would have answered "Please type ...")
+    assert chat.page.get_by_text("Please type a question").count() == 0
+    assert chat.user_messages() == ["Does IQ predict health?"]
     assert "Sources" in answer.inner_text()
     unnamed = chat.page.evaluate("""() => [...document.querySelectorAll('button')]
         .filter(b => b.getClientRects().length && !b.closest('[inert]'))
@@ -129,6 +135,7 @@ def test_answer_offers_ris_and_bibtex_downloads_and_a_vancouver_list(
         f"<b>X</b> O. {XSS_TITLE}. J [Evil] *Journal*. 2021. PMID: 29999999.",  # markup as text
     ]
     assert "References (Vancouver)" in answer.inner_text()
+    assert "Deary IJ et al. · Intelligence · 2019" in answer.inner_text()  # the source line
     assert chat.page.locator("img[src='x']").count() == 0
     files = {}
     for name in ("sources.ris", "sources.bib"):
@@ -140,9 +147,11 @@ def test_answer_offers_ris_and_bibtex_downloads_and_a_vancouver_list(
     ris = rispy.loads(files["sources.ris"])
     assert [r["accession_number"] for r in ris] == ["31234567", "29999999"]
     assert ris[1]["title"] == XSS_TITLE and ris[0]["volume"] == "41"
+    assert ris[0]["secondary_title"] == "Intelligence"  # the journal (T2), as in the list
     bib = parse_string(files["sources.bib"], "bibtex").entries
     assert [e.fields["pmid"] for e in bib.values()] == ["31234567", "29999999"]
     assert bib["Deary2019_31234567"].fields["pages"] == "101--109"
+    assert bib["Deary2019_31234567"].fields["journal"] == "Intelligence"
 
 
 def test_mode_switch_is_used_and_shown(chat: ChatPage) -> None:

@@ -134,6 +134,7 @@ def test_the_landing_page_and_help_say_what_the_index_holds(
             line.wait_for(timeout=30_000)
             text = line.inner_text()
             assert f"The index holds {count}" in text and "published " in text, text
+            assert "type /pubmed and a search" in text, text  # how to add more
             box = line.bounding_box()
             assert box and box["y"] > page.locator("#starters").bounding_box()["y"]
             if phone:
@@ -152,6 +153,7 @@ def test_the_landing_page_and_help_say_what_the_index_holds(
                 help_text = dialog.inner_text()
                 assert "{index_summary}" not in help_text
                 assert "python -m app index update" in help_text, help_text
+                assert "/pubmed dapagliflozin heart failure" in help_text, help_text
                 assert "Search match" in help_text or "search match" in help_text
                 chat.screenshot("help_index.png")
         finally:
