@@ -256,32 +256,15 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
     for run in runs:
         if not run:
             continue
-        parts_of = [[p for p in low.split("-") if _content(p)] for _, low in run]
-        words = tuple(p for ps in parts_of for p in ps)
-        # the later part of a hyphenated modifier ("lung-MATURING steroid", "cholesterol-LOWERING
-        # drug") says what the thing does, as a verb after a noun does
-        after_hyphen = {len(ps) - 1 + sum(map(len, parts_of[:i]))
-                        for i, ps in enumerate(parts_of) if len(ps) > 1}  # fmt: skip
+        words = tuple(p for _, low in run for p in low.split("-") if _content(p))
         key = tuple(sorted(stem(w) for w in words))
         if not words or key in seen:
             continue
         seen.add(key)
-        # A verb form is user wording when it stands alone ("zapped") or ends a run after the
-        # nouns it follows ("mom CATCHING an infection", "a marine heatwave WRECKED"): English
-        # noun phrases put their head last and their modifiers first, so a verb form after a
-        # noun is the clause's verb (what the concept does), not part of what was studied. One
-        # that leads a compound modifies the noun after it and stays ("CHEWING gum", "IMPLANTED
-        # heart shocker"); a verb form the corpus itself uses as a term stays wherever it is
-        # (:func:`essential_word`: "cord CLAMPING", "smoking"). The later part of a hyphenated
-        # modifier is read the same way.
-        essential = tuple(
-            dict.fromkeys(
-                w for i, w in enumerate(words)
-                if essential_word(
-                    w, corpus, alone=len(words) == 1 or i == len(words) - 1 or i in after_hyphen
-                )
-            )
-        )  # fmt: skip
+        # a verb form is user wording when it stands alone ("zapped"), not inside a compound
+        # ("CHEWING gum", "cord CLAMPING")
+        alone = len(words) == 1
+        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus, alone)))
         absent: tuple[str, ...] = ()
         scarce: tuple[str, ...] = essential
         if corpus is not None:
