@@ -109,7 +109,10 @@ AFFIRMATIVE = _rx(
     r"predict\w*", r"improv\w+", r"increas\w+", r"decreas\w+", r"reduc\w+", r"lower\w*",
     r"higher", r"greater", r"better", r"worse", r"poorer", r"superior", r"enhanc\w+",
     r"effective(?:ly|ness)?", r"efficacious", r"benefi\w+", r"risk factor", r"explain\w*",
-    r"contribut\w+", r"led to", r"lead to", r"leads to", r"result(?:s|ed)? in", r"caus\w+",
+    r"contribut\w+", r"led to", r"lead to", r"leads to",
+    # "X results in Y", not the noun ("these results in the context of ...")
+    r"(?<!the )(?<!these )(?<!those )(?<!our )(?<!their )(?<!its )(?<!such )(?<!study )"
+    r"result(?:s|ed)? in", r"caus\w+",
     r"restor\w+", r"sustained", r"maintained", r"preserv\w+", r"achiev\w+", r"showed", r"shows",
     r"demonstrat\w+", r"confirm\w*", r"support\w*", r"promising", r"marked", r"substantial",
     r"strong(?:ly)?", r"robust", r"elevated", r"impair\w+", r"deficits?", r"declin\w+",
@@ -166,6 +169,10 @@ RECOMMENDATION = _rx(
     r"address|aim|prioriti[sz]e|develop|promote|encourage)",
     r"(?:future|further|more|additional|larger|longitudinal|prospective) (?:\w+ )?(?:research|"
     r"studies|study|work|trials?|investigations?|efforts?|examination)",
+    # future work named at length ("future working memory training studies")
+    r"future (?:[\w-]+ ){0,4}(?:research|studies|study|work|trials?|investigations?)",
+    # the paper's own discussion, not a finding ("We discuss these results in the context ...")
+    r"(?:we|this (?:paper|article|review|chapter)) (?:discuss|outline)\w*",
     r"(?:is|are|remains?|will be) (?:urgently |still |therefore |thus )?(?:needed|warranted|"
     r"required|necessary|recommended)",
     r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"

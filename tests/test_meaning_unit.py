@@ -64,6 +64,25 @@ def test_a_recommendation_never_decides() -> None:
     assert relation_stance(future, question_relation(q), question_stems(q)).stance is None
 
 
+def test_the_papers_own_discussion_and_future_work_never_decide() -> None:
+    """Seen in the chat: "We discuss these results in the context of previous working memory
+    training research and address issues for future working memory training studies." gave a
+    "yes" (the noun "results in" read as "X results in Y") over an abstract titled "No evidence
+    of intelligence improvement after working memory training". Mutations caught: the noun
+    guard on "results in" removed, with the discussion and long future-work patterns removed ->
+    "yes"; the noun guard alone removed -> the plain sentence check says "yes"."""
+    q = "Does working memory training improve intelligence?"
+    relation, stems = question_relation(q), question_stems(q)
+    discussion = ("We discuss these results in the context of previous working memory training "
+                  "research and address issues for future working memory training studies.")
+    assert relation_stance(discussion, relation, stems).stance is None
+    assert sentence_stance("These results in the context of training research are discussed.",
+                           stems).stance is None
+    # the verb still counts: "X results in Y" is a finding
+    assert relation_stance("Working memory training results in higher intelligence scores.",
+                           relation, stems).stance == "yes"
+
+
 def test_a_null_finding_about_another_relation_decides_nothing() -> None:
     # mutation caught: relation_stance reading the whole sentence (no relation check) -> "no"
     q = "Does regional cortical thinning predict worsening apathy?"
