@@ -153,7 +153,8 @@ def test_make_run_says_it_is_about_to_fetch_and_why() -> None:
 
 # -- A. every file of an index build, the manifest included, is verified ------------------------
 BUILD_FILES = ("manifest.json", "chunks.parquet", "articles.parquet", "dense.faiss", "bm25.npz",
-               "bm25_vocab.json", "bm25_pairs.npz", "bm25_pair_keys.npy")
+               "bm25_vocab.json", "bm25_pairs.npz", "bm25_pair_keys.npy",
+               "bm25_counts.npz", "bm25_pair_counts.npz")  # the counts an addition extends
 
 
 @pytest.fixture
