@@ -33,6 +33,7 @@ INDEX_CODE = [
     "indexing/build.py",
     "indexing/chunking.py",
     "indexing/bm25.py",
+    "indexing/bm25_counts.py",
     "indexing/phrases.py",
     "indexing/tokenize.py",
     "indexing/auto_backend.py",
