@@ -81,6 +81,16 @@ def escape_answer(text: str) -> str:
     return _ANSWER_PUNCT.sub(r"\\\1", _INVISIBLE.sub("", text or ""))
 
 
+_MARKER_GROUP = re.compile(r"\[(\d+(?:,\s*\d+)+)\]")
+
+
+def linkable_markers(text: str) -> str:
+    """One marker per source ("[1, 2]" -> "[1] [2]"): the page links a marker to its source's
+    panel only when the marker is the source's own element name."""
+    return _MARKER_GROUP.sub(
+        lambda m: " ".join(f"[{n.strip()}]" for n in m.group(1).split(",")), text or "")
+
+
 def pubmed_url(pmid: str) -> str:
     return PUBMED_URL.format(pmid=quote(str(pmid).strip(), safe=""))
 

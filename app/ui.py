@@ -39,6 +39,7 @@ from app.render import (  # noqa: E402
     escape_markdown,
     friendly_error,
     key_findings_block,
+    linkable_markers,
     passage_markdown,
     queued_text,
     search_summary,
@@ -356,7 +357,7 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
              result.mode, len(result.sources), result.style, len(result.dropped), result.refused,
              result.timings)
     sources = result.sources or (prepared.sources if prepared else [])
-    body = (escape_answer(result.answer)
+    body = (escape_answer(linkable_markers(result.answer))
             if result.answer else msg.content)
     findings = key_findings_block(result)
     msg.content = "\n\n".join(

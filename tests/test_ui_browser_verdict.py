@@ -4,6 +4,7 @@ on the small real index with cfg.yaml's defaults (gpt4all, extractive), driven b
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -50,6 +51,13 @@ def test_null_finding_sources_show_no_badges_and_the_answer_says_no(chat: ChatPa
     assert "studies: " in text or "study: " in text, text
     badges = answer.locator("code").all_inner_texts()
     assert "says no" in badges and "says yes" not in badges, badges
+    # the verdict line cites each of its sources with its own clickable marker ("[1] [2]", not
+    # "[1, 2]"); mutation: the body rendered without app.render.linkable_markers -> no links
+    verdict_line = answer.locator("[role=article]").first  # its first paragraph
+    line = verdict_line.inner_text()
+    assert not re.search(r"\[\d+,", line), line
+    links = set(verdict_line.locator("a.element-link").all_inner_texts())
+    assert set(re.findall(r"\[\d+\]", line)) <= links, (line, links)
     chat.screenshot("verdict_null_finding.png")
 
 

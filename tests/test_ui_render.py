@@ -224,3 +224,16 @@ def test_an_overlong_question_is_answered_without_echo_or_setting_name() -> None
     text = too_long_text(5027, 2000)
     assert "5,027 characters" in text and "at most 2,000 characters" in text
     assert "cfg" not in text and "max_question_chars" not in text
+
+
+def test_a_group_of_markers_becomes_one_linkable_marker_per_source() -> None:
+    """The page links a marker to its source's panel only when it is the source's element name,
+    so "No (2 of 3 studies) [1, 2]:" showed "[1, 2]" as plain text. Mutation: the answer body
+    rendered without ``linkable_markers`` (the browser test's verdict line has no links) or the
+    group pattern requiring one number only -> this fails."""
+    from app.render import linkable_markers
+
+    assert linkable_markers("No (2 of 3 studies) [1, 2]: fewer falls [1]. Also [2,3, 10].") == (
+        "No (2 of 3 studies) [1] [2]: fewer falls [1]. Also [2] [3] [10].")
+    assert linkable_markers("a range [1-3] and a year [2019] stay") == (
+        "a range [1-3] and a year [2019] stay")
