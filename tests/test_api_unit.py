@@ -203,3 +203,25 @@ def test_a_question_whose_assistant_cannot_load_gives_its_queue_place_back() -> 
         assert engine.queue_length() == 0
 
     asyncio.run(ask_twice())
+
+
+def test_ready_reports_hybrid_once_a_dense_build_is_published(monkeypatch, tmp_path: Path) -> None:
+    """Seen on a fresh `make run`: the dense index was published, the next search was hybrid,
+    but /api/v1/ready still said "keyword-only" until some question had loaded the new build.
+    Mutation: ``index_state`` reading only the loaded build -> "keyword-only" here."""
+    from types import SimpleNamespace
+
+    import indexing.store as store
+    from app.api.engine import Engine
+
+    published = {"dense": False}
+    build = tmp_path / "build"
+    monkeypatch.setattr(store, "location", lambda cfg: SimpleNamespace(current=lambda: build))
+    monkeypatch.setattr(store, "read_manifest",
+                        lambda folder: SimpleNamespace(dense_ready=published["dense"]))
+    keyword_only = SimpleNamespace(retriever=SimpleNamespace(hybrid=False))
+    backend = SimpleNamespace(loaded=True, load_error=None, _assistant=keyword_only)
+    engine = Engine(load_config(), backend, model_label="test")  # type: ignore[arg-type]
+    assert engine.index_state() == "keyword-only"
+    published["dense"] = True
+    assert engine.index_state() == "hybrid"

@@ -29,7 +29,7 @@ from retrievers.articles import whole_abstract
 from retrievers.filters import Filters, parse_filters
 from retrievers.request_filters import merge, set_for_task
 from settings.config import Config
-from settings.errors import UserFacingError
+from settings.errors import IndexMissingError, UserFacingError
 
 log = logging.getLogger("app.api")
 
@@ -97,7 +97,18 @@ class Engine:
         retriever = getattr(self._loaded(), "retriever", None)
         if retriever is None:
             return "hybrid"
-        return "hybrid" if retriever.hybrid else "keyword-only"
+        return "hybrid" if retriever.hybrid or self._dense_published() else "keyword-only"
+
+    def _dense_published(self) -> bool:
+        """A build with its dense index published since the last search: the next question loads
+        and searches it (retrievers.live), so it is what a client gets now."""
+        from indexing.store import location, read_manifest
+
+        try:
+            folder = location(self.cfg).current()
+            return folder is not None and read_manifest(folder).dense_ready
+        except (OSError, IndexMissingError):
+            return False
 
     def _loaded(self) -> AssistantLike | None:
         return self.backend._assistant  # noqa: SLF001 - read-only peek, never loads
