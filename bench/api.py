@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import tempfile
 import time
 from dataclasses import asdict, dataclass, field
@@ -29,7 +28,7 @@ from typing import Any
 from bench.chat import TOPICS, history_folder, history_problems, names_keyword
 from bench.chat_client import HOST, ChatClient, conversation_script, run_conversation
 from bench.chat_server import ServerProcess
-from bench.spread import format_spread, spread
+from bench.spread import emit_report, format_spread, spread
 from settings.config import Config
 from settings.config_file import write_config
 
@@ -284,10 +283,4 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     rep = report(result, args.questions, loaded_rss, server.peak_rss if server else 0)
     if server is not None:
         rep["server_log"] = str(server.log_path)
-    if args.out:
-        Path(args.out).write_text(json.dumps(rep, indent=2), encoding="utf-8")
-    if args.json:
-        print(json.dumps(rep, indent=2))
-    else:
-        print_report(rep)
-    return 0 if rep["ok"] else 1
+    return emit_report(rep, args.out, args.json, print_report)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import re
 import sqlite3
 import time
@@ -43,7 +42,7 @@ from bench.chat_client import (  # noqa: F401 - the conversation types, importab
     run_conversation,
 )
 from bench.chat_server import ServerProcess, free_port  # noqa: F401
-from bench.spread import format_spread, spread
+from bench.spread import emit_report, format_spread, spread
 from settings.config import Config
 from settings.config_file import write_config
 
@@ -271,13 +270,7 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
     stored = stored_answers_check(history, ids)
     rep = report(conversations, wall, warmup, server.peak_rss, loaded_rss, stored, args.questions)
     rep["server_log"] = str(log_path)
-    if args.out:
-        Path(args.out).write_text(json.dumps(rep, indent=2), encoding="utf-8")
-    if args.json:
-        print(json.dumps(rep, indent=2))
-    else:
-        print_report(rep)
-    return 0 if rep["ok"] else 1
+    return emit_report(rep, args.out, args.json, print_report)
 
 
 __all__ = ["ChatClient", "history_problems", "stored_answers_check"]
