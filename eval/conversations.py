@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.followups import DEPTH, metrics, rank_of
+from eval.jsonl import read_jsonl
 from settings.errors import UserFacingError
 
 
@@ -38,24 +39,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_conversations(path: Path, limit: int | None = None) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise UserFacingError(f"conversation file not found: {path}")
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = [{**t, "q": str(t["q"]), "gold_pmids": [str(p) for p in t["gold_pmids"]]}
-                     for t in row["turns"]]  # fmt: skip
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise UserFacingError(
-                f"{path}:{n}: expected a JSON object with 'turns': [{{'q', 'gold_pmids'}}] ({err})"
-            ) from None
+    def parse(row: dict[str, Any]) -> dict[str, Any]:
+        turns = [{**t, "q": str(t["q"]), "gold_pmids": [str(p) for p in t["gold_pmids"]]}
+                 for t in row["turns"]]  # fmt: skip
         if len(turns) < 2:
-            raise UserFacingError(f"{path}:{n}: a conversation needs two turns or more")
-        rows.append({**row, "turns": turns})
-    return rows[:limit] if limit else rows
+            raise ValueError("a conversation needs two turns or more")
+        return {**row, "turns": turns}
+
+    return read_jsonl(path, "conversation", "a JSON object with 'turns': [{'q', 'gold_pmids'}]",
+                      parse, limit)
 
 
 def conversation_rows(

@@ -19,8 +19,9 @@ import json
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from eval.jsonl import read_jsonl
 from retrievers.followup import PATHS, retrieve_followup
 from settings.errors import UserFacingError
 
@@ -54,26 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_conversations(path: Path, limit: int | None = None) -> list[dict]:
-    if not path.is_file():
-        raise UserFacingError(f"conversation file not found: {path}")
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            turns = [str(t) for t in row["turns"]]
-            gold = [str(p) for p in row["gold_pmids"]]
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise UserFacingError(
-                f"{path}:{n}: expected a JSON object with 'turns' and 'gold_pmids' ({err})"
-            ) from None
+    def parse(row: dict[str, Any]) -> dict[str, Any]:
+        turns = [str(t) for t in row["turns"]]
+        gold = [str(p) for p in row["gold_pmids"]]
         if len(turns) < 2 or not gold:
-            raise UserFacingError(
-                f"{path}:{n}: 'turns' needs a first question and a follow-up, 'gold_pmids' a PMID"
-            )
-        rows.append({**row, "turns": turns, "gold_pmids": gold})
-    return rows[:limit] if limit else rows
+            raise ValueError("'turns' needs a first question and a follow-up, 'gold_pmids' a PMID")
+        return {**row, "turns": turns, "gold_pmids": gold}
+
+    return read_jsonl(path, "conversation", "a JSON object with 'turns' and 'gold_pmids'", parse,
+                      limit)
 
 
 def rank_of(pmids: Sequence[str], gold: Sequence[str]) -> int | None:

@@ -14,6 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from eval.jsonl import read_jsonl
 from settings.errors import UserFacingError
 
 DEPTH = 20
@@ -45,22 +46,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def read_questions(path: Path, split: str | None = None, limit: int | None = None) -> list[dict]:
-    if not path.is_file():
-        raise UserFacingError(f"question file not found: {path}")
-    rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            row["question"], row["gold_pmids"] = str(row["question"]), list(row["gold_pmids"])
-        except (json.JSONDecodeError, KeyError, TypeError) as err:
-            raise UserFacingError(
-                f"{path}:{n}: expected a JSON object with 'question' and 'gold_pmids' ({err})"
-            ) from None
-        if split is None or row.get("split") == split:
-            rows.append(row)
-    return rows[:limit] if limit else rows
+    def parse(row: dict[str, Any]) -> dict[str, Any] | None:
+        row["question"], row["gold_pmids"] = str(row["question"]), list(row["gold_pmids"])
+        return row if split is None or row.get("split") == split else None
+
+    return read_jsonl(path, "question", "a JSON object with 'question' and 'gold_pmids'", parse,
+                      limit)
 
 
 def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriever
