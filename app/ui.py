@@ -259,6 +259,7 @@ async def _on_message(message: cl.Message) -> None:
     if len(message.content.strip()) > limit:  # said in the user's words; the question not echoed
         await cl.ErrorMessage(content=too_long_text(len(message.content.strip()), limit)).send()
         return
+    await saved.store_question(message)  # a server killed from here on keeps the question
     try:
         # length, control characters: checked before any work, with a message at once
         question = validate_question(message.content, app_config().chains.max_question_chars)

@@ -417,3 +417,29 @@ def test_a_database_url_takes_its_password_from_the_environment(tmp_path: Path) 
     default = load_config()
     assert database_url(default) == f"sqlite+aiosqlite:///{sqlite_path(default)}"
     assert sqlite_path(default).is_relative_to(default.root / "data")
+
+
+async def test_a_question_is_stored_before_it_is_answered(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The chat stores the user's question itself, at once (``store_question``), instead of
+    leaving it to Chainlit's background task, which a server killed while answering never ran
+    (tests/test_ui_browser_history_restart.py kills it there). Mutation caught: the function
+    returning without writing -> the step is not in the file."""
+    import app.history as history
+
+    init_http_context()
+    layer = _store(tmp_path / "history.db")
+    monkeypatch.setattr(history, "current_store", lambda: layer)
+
+    class Question:  # what the chat hands over: Chainlit's message, its id and its thread
+        thread_id = "t1"
+
+        def to_dict(self) -> dict[str, Any]:
+            return _step("t1", "q1", "user_message", "2026-01-01T00:00:00Z",
+                         output="Is it safe in pregnancy?")
+
+    await history.store_question(Question())
+    thread = await layer.get_thread("t1")
+    assert thread is not None
+    assert [(s["id"], s["output"]) for s in thread["steps"]] == [("q1", "Is it safe in pregnancy?")]
+    await layer.close()

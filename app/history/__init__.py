@@ -54,6 +54,21 @@ def current_store() -> HistoryStore | None:
     return layer if isinstance(layer, HistoryStore) else None
 
 
+async def store_question(message: Any) -> None:
+    """Store the user's question now, before any work on it. Chainlit stores it in a background
+    task that starts after the page already shows the question as being answered, so a server
+    killed at that moment lost it (seen in a test that kills the server there). The write is
+    Chainlit's own upsert by step id, so its later write of the same step changes nothing.
+    A failed write is the store's to report (it says so once in the chat); never raised."""
+    store = current_store()
+    if store is None or not getattr(message, "thread_id", None):
+        return
+    try:
+        await store.write_step(message.to_dict())
+    except Exception:  # the answer matters more than its record
+        log.warning("the question could not be stored before answering", exc_info=True)
+
+
 def resumed(thread: dict[str, Any], default_mode: str, limit: int) -> tuple[str, list[QA]]:
     """(mode, conversational history) of a reopened conversation, from what is stored."""
     return stored_mode(thread, default_mode), rebuild_history(thread, limit)
