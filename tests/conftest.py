@@ -98,6 +98,9 @@ def small_selection(articles) -> list:
     return list(chosen.values())
 
 
+TEST_INDEX_BACKEND = "torch"  # the test indexes' embedding backend (see small_index_cfg)
+
+
 def _key(articles, cfg) -> str:
     h = hashlib.sha256()
     h.update(cfg.index.model_dump_json(exclude={"dir", "name"}).encode())
@@ -118,11 +121,14 @@ def small_index_cfg(shared_articles):
 
     articles = small_selection(shared_articles)
     cache = REPO / ".cache" / "test-index"
-    cfg = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}})
+    # fp32 torch, named: `auto` would measure every backend again in each fresh folder (its
+    # own tests run it: tests/test_auto_backend.py), and fp32 is the reference on any CPU
+    fixed = {"embedding_backend": TEST_INDEX_BACKEND}
+    cfg = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}, "index": fixed})
     cfg = load_config(
         overrides={
             "corpus": {"paths": [str(PUBMED_DIR)]},
-            "index": {"dir": str(cache), "name": _key(articles, cfg)},
+            "index": {"dir": str(cache), "name": _key(articles, cfg), **fixed},
             # The best cosine of any question grows with corpus size: cfg.yaml's 0.35 is measured
             # on 16.7k articles; on ~450 the same questions score lower (off-topic ones <= 0.27).
             "retrieval": {"score_threshold": SMALL_INDEX_THRESHOLD},

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import PUBMED_DIR, SMALL_INDEX_THRESHOLD, _key
+from tests.conftest import PUBMED_DIR, SMALL_INDEX_THRESHOLD, TEST_INDEX_BACKEND, _key
 
 REPO = Path(__file__).resolve().parents[1]
 RETRACTED = REPO / "tests" / "data" / "retracted_pubmed.xml"
@@ -38,12 +38,13 @@ def evidence_index_cfg(shared_articles):
     from indexing.store import IndexMissingError, open_current
 
     articles = evidence_articles(shared_articles)
-    base = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}})
+    fixed = {"embedding_backend": TEST_INDEX_BACKEND}
+    base = load_config(overrides={"corpus": {"paths": [str(PUBMED_DIR)]}, "index": fixed})
     cfg = load_config(
         overrides={
             "corpus": {"paths": [str(PUBMED_DIR)]},
             "index": {"dir": str(REPO / ".cache" / "test-evidence-index"),
-                      "name": _key(articles, base)},
+                      "name": _key(articles, base), **fixed},
             "retrieval": {"score_threshold": SMALL_INDEX_THRESHOLD},
         }
     )

@@ -33,7 +33,10 @@ def corpus_cfg(tmp_path):
     cfg_file = tmp_path / "cfg.yaml"
     cfg_file.write_text(yaml.safe_dump({
         "corpus": {"paths": [str(corpus)], "min_abstract_chars": 100},
-        "index": {"dir": str(tmp_path / "indices"), "name": "fixtures"},
+        # an explicit backend: `auto` would measure every candidate here (its own real run is
+        # in tests/test_auto_backend.py)
+        "index": {"dir": str(tmp_path / "indices"), "name": "fixtures",
+                  "embedding_backend": "torch"},
     }))
     return cfg_file, corpus
 

@@ -52,7 +52,8 @@ def server(
            if k in own.model_fields}  # fmt: skip
     cfg = small_index_cfg.model_copy(update={"llm": own.model_validate(
         {**llm, "backend": request.param})})  # fmt: skip
-    edit = {"answer": {"style": "auto"}}
+    # enough for a cited sentence or two; the whole default budget took 27 s of transformers
+    edit = {"answer": {"style": "auto"}, "llm": {"max_new_tokens": 64}}
     with serving_chat(cfg, folder, edit) as srv:
         yield srv, request.param
 

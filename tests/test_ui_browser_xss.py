@@ -48,7 +48,7 @@ def server(shared_articles: list[Article],
     folder = tmp_path_factory.mktemp("ui_xss")
     cfg = load_config(overrides={
         "corpus": {"paths": [str(SHARED_DATA / "pubmed")]},
-        "index": {"dir": str(folder / "index"), "name": "xss"},
+        "index": {"dir": str(folder / "index"), "name": "xss", "embedding_backend": "torch"},
     })
     others = [a for a in shared_articles if not TOPICAL.search(a.title + " " + a.abstract)][:20]
     build_index(cfg, [*others, malicious_article()])
