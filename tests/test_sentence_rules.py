@@ -1,9 +1,10 @@
-"""The one sentence splitter (``ingest.sentences``) under its three rules: the abstracts' rule
+"""The one sentence splitter (``ingest.sentences``) under its four rules: the abstracts' rule
 (grounding, the chat), the chunker's (``indexing.chunking.CHUNKS``) and the calibrated verdict
-passage's (``eval.verdict.evidence.VERDICT_PASSAGE``). The last two must split exactly as the
-regular expressions they replaced did: the published index's chunks and the verdict classifier's
-calibration were made with those (the whole shared corpus was compared when they were replaced:
-docs/design.md "One sentence splitter")."""
+passage's (``eval.verdict.evidence.VERDICT_PASSAGE``), and the tokenizer check's sample
+(``eval.tokenizer.SAMPLE_SENTENCES``). The last three must split exactly as the regular
+expressions they replaced did: the published index's chunks, the verdict classifier's
+calibration and the reported tokenizer sample were made with those (the whole shared corpus was
+compared when they were replaced: docs/design.md "One sentence splitter")."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import re
 
 import pytest
 
+from eval.tokenizer import SAMPLE_SENTENCES
 from eval.verdict.evidence import VERDICT_PASSAGE
 from indexing.chunking import CHUNKS
 from ingest.sentences import ABSTRACTS, sentence_texts, split_sentences
@@ -19,6 +21,7 @@ from ingest.sentences import ABSTRACTS, sentence_texts, split_sentences
 # What each replaced splitter was, kept here as the reference the rules must reproduce.
 _OLD_CHUNK_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n+")
 _OLD_VERDICT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
+_OLD_SAMPLE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
 
 
 def old_chunk_split(text: str) -> list[str]:
@@ -27,6 +30,10 @@ def old_chunk_split(text: str) -> list[str]:
 
 def old_verdict_split(text: str) -> list[str]:
     return [s.strip() for s in _OLD_VERDICT_END.split((text or "").strip()) if s.strip()]
+
+
+def old_sample_split(text: str) -> list[str]:
+    return [s.strip() for s in _OLD_SAMPLE_END.split(text) if s.strip()]
 
 
 TRICKY = [
@@ -53,6 +60,12 @@ def test_the_verdict_rule_splits_as_the_classifier_was_calibrated(text: str) -> 
     # mutation caught: VERDICT_PASSAGE.lines=True (a newline alone ends a sentence), or digits
     # allowed in starts
     assert sentence_texts(text, VERDICT_PASSAGE) == old_verdict_split(text)
+
+
+@pytest.mark.parametrize("text", TRICKY)
+def test_the_tokenizer_sample_rule_splits_as_the_sample_was_drawn(text: str) -> None:
+    # mutation caught: SAMPLE_SENTENCES.lines=True, or digits left out of its starts
+    assert sentence_texts(text, SAMPLE_SENTENCES) == old_sample_split(text)
 
 
 @pytest.mark.parametrize(
@@ -92,5 +105,5 @@ def test_each_switch_of_a_rule_holds_or_makes_its_boundaries(
 def test_offsets_point_into_the_text_under_every_rule() -> None:
     # mutation caught: a line's offsets taken within its run, not within the text
     text = TRICKY[4]
-    for rule in (ABSTRACTS, CHUNKS, VERDICT_PASSAGE):
+    for rule in (ABSTRACTS, CHUNKS, VERDICT_PASSAGE, SAMPLE_SENTENCES):
         assert all(text[s.start : s.end] == s.text for s in split_sentences(text, rule=rule))
