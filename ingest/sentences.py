@@ -14,11 +14,12 @@ abbreviation or the stop sits inside an open parenthesis that closes soon after.
 starts a new sentence and is kept out of the sentence's span but recorded as its ``section``.
 
 That is :data:`ABSTRACTS`, the rule grounding, the chat and the evaluations read abstracts with.
-Two callers keep a plainer :class:`SplitRule` of the same splitter, because what they produce is
-fixed by it (each rule is defined where it is used, with its reason): the index's chunk
+Three callers keep a plainer :class:`SplitRule` of the same splitter, because what they produce
+is fixed by it (each rule is defined where it is used, with its reason): the index's chunk
 boundaries (``indexing.chunking.CHUNKS``: a new rule re-chunks and re-embeds every article, and
-every retrieval figure was measured on these chunks) and the passage the PubMedQA verdict
-classifier was calibrated on (``eval.verdict.evidence.VERDICT_PASSAGE``).
+every retrieval figure was measured on these chunks), the passage the PubMedQA verdict
+classifier was calibrated on (``eval.verdict.evidence.VERDICT_PASSAGE``) and the sentence sample
+``eval tokenizer`` reports on (``eval.tokenizer.SAMPLE_SENTENCES``).
 """
 
 from __future__ import annotations
