@@ -38,9 +38,9 @@ def _cpu() -> str:
 def run(cfg: Config, args: argparse.Namespace) -> int:
     from eval.grounding_tune import load_dev
     from grounding.evidence import select_evidence
-    from grounding.sentences import split_sentences
     from grounding.sources import SourcePool, load_encoder
     from grounding.support import SupportChecker
+    from ingest.sentences import split_sentences
 
     rows = load_dev(None)
     encoder = load_encoder(cfg)

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from grounding.sentences import ABBREVIATIONS, split_sentences
+from ingest.sentences import ABBREVIATIONS, SplitRule, split_sentences
 
 SHARED_PUBMED = Path(__file__).resolve().parents[2] / "shared" / "data" / "pubmed"
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
@@ -33,13 +33,6 @@ def _ours(text: str) -> list[tuple[str, int, int]]:
     return [(s.text, s.start, s.end) for s in split_sentences(text)]
 
 
-def _regex(fn: Callable[[str], list[str]]) -> Splitter:
-    def run(text: str) -> list[tuple[str, int, int]]:
-        return [(s, -1, -1) for s in fn(text)]
-
-    return run
-
-
 def _pysbd() -> Splitter:
     import pysbd
 
@@ -51,14 +44,22 @@ def _pysbd() -> Splitter:
     return run
 
 
+def _rule(rule: SplitRule) -> Splitter:
+    def run(text: str) -> list[tuple[str, int, int]]:
+        return [(s.text, s.start, s.end) for s in split_sentences(text, rule=rule)]
+
+    return run
+
+
 def splitters() -> dict[str, Splitter]:
-    from eval.verdict.evidence import split_sentences as verdict_split
-    from indexing.chunking import split_sentences as chunk_split
+    """The project's splitter under each of its rules (``ingest.sentences``), and pysbd."""
+    from eval.verdict.evidence import VERDICT_PASSAGE
+    from indexing.chunking import CHUNKS
 
     return {
         "grounding": _ours,
-        "eval.verdict": _regex(verdict_split),
-        "indexing.chunking": _regex(chunk_split),
+        "eval.verdict": _rule(VERDICT_PASSAGE),
+        "indexing.chunking": _rule(CHUNKS),
         "pysbd": _pysbd(),
     }
 

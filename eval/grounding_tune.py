@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from grounding.evidence import select_evidence
-from grounding.sentences import split_sentences
 from grounding.sources import SourcePool, load_encoder
 from grounding.support import SupportChecker
+from ingest.sentences import split_sentences
 from settings.grounding import EvidenceWeights, GroundingSettings
 
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

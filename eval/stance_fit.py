@@ -19,8 +19,8 @@ from pathlib import Path
 from eval.grounding import SHARED_QUESTIONS
 from eval.verdict.fit import fit_classifier
 from grounding.concepts import question_stems
-from grounding.sentences import split_sentences
 from grounding.stance import STANCE_FEATURES, stance_features
+from ingest.sentences import split_sentences
 
 DEFAULT_OUT = Path(__file__).resolve().parents[1] / "prompts" / "stance.classifier.json"
 

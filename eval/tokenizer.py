@@ -17,10 +17,21 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ingest.sentences import SplitRule, sentence_texts
 from settings.config import Config, GPT4AllLLMConfig, llm_with_backend
 from settings.errors import UserFacingError
 
-SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])")
+# The corpus sentences compared: the project's splitter (ingest.sentences) under the plain rule the
+# reported sample was drawn with (a stop, white space and a capital, digit or bracket; a newline
+# is white space; no abbreviation, parenthesis or label checks). Another rule draws another sample.
+SAMPLE_SENTENCES = SplitRule(
+    closers="",
+    starts="A-Z0-9(\\[",
+    abbreviations=False,
+    parentheses=False,
+    section_labels=False,
+    lines=False,
+)
 KINDS = {
     "digits": re.compile(r"\d"),
     "hyphen": re.compile(r"\w-\w"),
@@ -43,8 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def sentences(texts: Iterable[str]) -> list[str]:
     out = []
     for text in texts:
-        for part in SENTENCE_END.split(text):
-            part = part.strip()
+        for part in sentence_texts(text, SAMPLE_SENTENCES):
             if 20 <= len(part) <= 600:
                 out.append(part)
     return out

@@ -15,9 +15,9 @@ from typing import Any, Protocol
 import numpy as np
 from langchain_core.documents import Document
 
-from grounding.sentences import Sentence, split_sentences
 from grounding.terms import content_terms, numbers
 from ingest.metadata import ChunkMeta
+from ingest.sentences import Sentence, split_sentences
 from retrievers.articles import article_text
 
 

@@ -28,10 +28,10 @@ from typing import Literal
 
 from grounding.concepts import stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
-from grounding.sentences import Sentence
 from grounding.sources import SourceText
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
+from ingest.sentences import Sentence
 
 Stance = Literal["yes", "no", "unclear"]
 

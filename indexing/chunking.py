@@ -8,17 +8,29 @@ bug), which :func:`chunk_text` guarantees by construction and tests check.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ingest.metadata import chunk_metadata
 from ingest.models import Article
+from ingest.sentences import SplitRule, sentence_texts
 
-# A sentence ends at . ! ? followed by space and an upper-case letter/digit, or at a newline
-# (abstract section paragraphs are separated by newlines).
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9(\[])|\n+")
+# Chunks are packed from the project's sentence splitter under a plainer rule than abstracts are
+# read with: a sentence ends at . ! ? followed by space and an upper-case letter, digit or bracket,
+# or at a newline (abstract section paragraphs are separated by newlines); no abbreviation,
+# parenthesis or section-label checks. It is the rule every published index was chunked with: a
+# different one moves chunk boundaries, so every article would be re-chunked and re-embedded and
+# every retrieval figure re-measured (the smarter ``ingest.sentences.ABSTRACTS`` rule changes the
+# chunks of most articles; docs/design.md "One sentence splitter").
+CHUNKS = SplitRule(
+    closers="",
+    starts="A-Z0-9(\\[",
+    abbreviations=False,
+    parentheses=False,
+    section_labels=False,
+    lines=True,
+)
 
 
 class Tokenizer(Protocol):
@@ -45,10 +57,6 @@ class Chunk:
         """What gets embedded and BM25-indexed: the title is part of what is searched."""
         title = self.metadata.get("title") or ""
         return f"{title}\n{self.text}" if title else self.text
-
-
-def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split(text) if s and s.strip()]
 
 
 class TokenChunker:
@@ -79,7 +87,7 @@ class TokenChunker:
 
     def chunk_text(self, text: str) -> list[str]:
         sentences: list[tuple[str, int]] = []
-        for sentence in split_sentences(text):
+        for sentence in sentence_texts(text, CHUNKS):
             n = self.count(sentence)
             if n > self.chunk_size:
                 sentences.extend((p, self.count(p)) for p in self._cut_long(sentence))

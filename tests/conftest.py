@@ -46,6 +46,7 @@ INDEX_CODE = [
     "ingest/links.py",
     "ingest/metadata.py",
     "ingest/design.py",
+    "ingest/sentences.py",
     "settings/errors.py",
 ]
 SMALL_INDEX_THRESHOLD = 0.25

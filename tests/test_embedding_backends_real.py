@@ -56,7 +56,7 @@ def embedders() -> dict[str, Any]:
 
 
 def _sentences(articles: list[Any]) -> list[str]:
-    from grounding.sentences import split_sentences
+    from ingest.sentences import split_sentences
 
     return [s.text for a in articles for s in split_sentences(a.abstract)[:3] if len(s.text) > 40]
 

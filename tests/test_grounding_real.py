@@ -57,7 +57,7 @@ def _pool(row: dict, others: list, encoder, i: int):  # noqa: ANN001, ANN202
 
 
 def test_splitter_keeps_every_number_and_offset_on_real_abstracts(pqa) -> None:  # noqa: ANN001
-    from grounding.sentences import split_sentences
+    from ingest.sentences import split_sentences
 
     number = re.compile(r"\d+(?:\.\d+)?")
     _, articles = pqa
@@ -87,9 +87,9 @@ def test_evidence_of_the_gold_article_overlaps_its_conclusion(pqa, encoder) -> N
 
 
 def test_real_checker_drops_invented_and_wrong_number_sentences(pqa, encoder) -> None:  # noqa: ANN001
-    from grounding.sentences import split_sentences
     from grounding.support import SupportChecker
     from grounding.terms import numbers
+    from ingest.sentences import split_sentences
 
     rows, articles = pqa
     checked = 0
@@ -117,9 +117,9 @@ def test_real_checker_drops_invented_and_wrong_number_sentences(pqa, encoder) ->
 
 
 def test_real_stream_releases_only_supported_sentences(pqa, encoder) -> None:  # noqa: ANN001
-    from grounding.sentences import split_sentences
     from grounding.stream import GroundedStream
     from grounding.support import SupportChecker
+    from ingest.sentences import split_sentences
 
     rows, articles = pqa
     row = rows[0]
@@ -205,7 +205,7 @@ def test_real_pipeline_removes_an_injected_unsupported_sentence(small_index_cfg)
     the true one (cited), never the other two, in the stream or in the result."""
     from chains.assistant import Assistant
     from chains.result import DoneEvent, TokenEvent
-    from grounding.sentences import split_sentences
+    from ingest.sentences import split_sentences
     from retrievers.articles import article_text
     from retrievers.loading import load_retriever
 

@@ -20,12 +20,13 @@ from chains.policy import AnswerPolicy
 from grounding.compose import ABSTAIN, compose_answer, compose_extractive
 from grounding.consensus import Judgement, lead_sentence
 from grounding.evidence import EvidenceSentence, select_evidence
-from grounding.sentences import split_answer, split_sentences
+from grounding.sentences import split_answer
 from grounding.sources import SourcePool
 from grounding.stance import SourceStance
 from grounding.stream import GroundedStream, filter_answer, grounded_runnable
 from grounding.support import SupportChecker, with_citations
 from grounding.terms import citation_numbers, content_terms, numbers, strip_citations
+from ingest.sentences import split_sentences
 from settings.grounding import AnswerStyle, GroundingSettings
 
 

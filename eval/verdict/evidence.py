@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from langchain_core.documents import Document
 
 from grounding.terms import content_words as _content_words
+from ingest.sentences import SplitRule, sentence_texts
 from retrievers.articles import last_chunk
 from retrievers.service import SearchService
 
@@ -24,7 +25,6 @@ _CONCLUSION_LABEL = re.compile(
     r"|IMPLICATIONS?(?: FOR (?:PRACTICE|CLINICAL PRACTICE))?|SUMMARY|DISCUSSION)\s*:\s*"
 )
 _ANY_LABEL = re.compile(r"\b[A-Z][A-Z &/]{2,}[A-Z]\s*:\s*")  # "RESULTS:", "METHODS AND FINDINGS:"
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 _WORD = re.compile(r"[a-z0-9]+")
 # Not indexing.tokenize.STOPWORDS: the verdict classifier (prompts/yes_no.calibration.json) was
 # fitted on evidence chosen and overlaps counted with exactly this list; another list needs a refit
@@ -37,8 +37,23 @@ _STOPWORDS = frozenset(
 )
 
 
+# The project's sentence splitter under the rule the verdict classifier was calibrated on
+# (prompts/yes_no.calibration.json): a stop, white space (newlines included) and an upper-case
+# letter or bracket; no abbreviation or parenthesis checks (section labels are handled above).
+# The abstracts' rule (``ingest.sentences.ABSTRACTS``) picks other passages, so it needs a refit
+# (eval answers --calibrate) and a new measurement before it may replace this one.
+VERDICT_PASSAGE = SplitRule(
+    closers="",
+    starts="A-Z(\\[",
+    abbreviations=False,
+    parentheses=False,
+    section_labels=False,
+    lines=False,
+)
+
+
 def split_sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_END.split((text or "").strip()) if s.strip()]
+    return sentence_texts(text, VERDICT_PASSAGE)
 
 
 def content_words(text: str) -> set[str]:
