@@ -165,7 +165,7 @@ def _tokens(text: str) -> list[re.Match[str]]:
     return list(_WORD.finditer(text))
 
 
-def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
+def _population_switch(body: str, had_opener: bool, topic: str = "") -> tuple[int, int] | None:
     """(start, end) in ``body`` of the group a follow-up switches to, or None: a population word
     (:mod:`chains.populations`) right after a frame word ("about", "in", "among", "for", up to
     three words between: "in radiation oncology department chairs"), or among the first words of an
@@ -174,12 +174,16 @@ def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
     from the word after the frame to the end of its clause."""
     toks = _tokens(body)
     words = [t.group().lower() for t in toks]
+    topic_words = _words(topic)
     for j, w in enumerate(words):
         if not is_population(w) or is_food_animal(w, words):
             continue
         after = words[j + 1] if j + 1 < len(words) else ""
-        if w in ANIMALS and after and not is_population(after) and after not in _STOP_AFTER:
-            continue  # "fish oil", "chicken soup": what is taken, not who
+        if (w in ANIMALS and after and body[toks[j].end() : toks[j + 1].start()] == " "
+                and not is_population(after) and after not in _STOP_AFTER
+                and after not in _CLAUSE_VERB and (j == 0 or words[j - 1] not in _FRAME)
+                and is_food_animal(w, topic_words)):
+            continue  # "and fish oil?" after a question on kids: what is taken, not who
         if w in GENERIC and after not in ("with", "who", "on", "having", "in", "after"):
             continue
         start = None
@@ -405,7 +409,7 @@ def resolve_next(
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
     core = previous.core
     new_group = ""
-    group = _population_switch(rest, had_opener)
+    group = _population_switch(rest, had_opener, core)
     if group is not None:
         new_group = rest[group[0] : group[1]].strip()
         if not previous.group and _qualified(new_group):
