@@ -31,7 +31,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from chains.populations import ANIMALS, GENERIC, is_food_animal, is_population
+from chains.populations import (
+    ANIMALS,
+    GENERIC,
+    is_food_animal,
+    is_population,
+    is_possessive_population,
+)
 from chains.queries import (
     QUESTION_STOPWORDS,
     _has,
@@ -250,12 +256,13 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     all_toks = _tokens(core)
     core_words = [t.group().lower() for t in all_toks]
     toks = [t for t in all_toks
-            if is_population(t.group().lower())
+            if (is_population(t.group()) or is_possessive_population(t.group()))
             and not is_food_animal(t.group(), core_words)]  # fmt: skip
     if not toks:
         return f"{core} in {group}".strip()
     first = all_toks.index(toks[0])
-    if first > 0:
+    # a word before a possessive group is no qualifier of it ("reading kids' X-rays")
+    if first > 0 and not is_possessive_population(toks[0].group()):
         mod = all_toks[first - 1].group()
         if (mod.islower() and mod not in QUESTION_STOPWORDS and len(mod) > 2
                 and core[all_toks[first - 1].end() : toks[0].start()] == " "):

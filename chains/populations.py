@@ -13,6 +13,7 @@ about adults?") replaces the group of the conversation's topic (:mod:`chains.con
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 # heading -> the words (lower case, singular and plural) a question uses for it
@@ -63,6 +64,15 @@ def heading_of(word: str) -> str | None:
 
 def is_population(word: str) -> bool:
     return word.lower() in POPULATION_WORDS
+
+
+def is_possessive_population(word: str) -> bool:
+    """Whether ``word`` is a group word in the possessive ("kids'", "children's")."""
+    bare = _POSSESSIVE.sub("", word.lower())
+    return bare != word.lower() and bare in POPULATION_WORDS
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
 
 
 ANIMALS: frozenset[str] = frozenset(CHECK_TAGS["Animals"].split())

@@ -236,3 +236,14 @@ def test_a_follow_up_switching_one_slot_still_resolves_against_the_topic() -> No
     for detail in ("How long did the benefit last after stopping treatment early?",
                    "Which dose worked best over twelve weeks of follow-up?"):  # fmt: skip
         assert resolve_conversation([VITAMIN_D[0], detail])[-1].kind != "new_topic", detail
+
+
+def test_a_group_named_in_the_possessive_is_the_group_a_switch_replaces() -> None:
+    turns = ["Does arsenic in well water lower kids' IQ?", "what about teenagers?"]
+    teens = resolve_conversation(turns)[-1].standalone
+    assert "teenagers" in words(teens) and "kids'" not in words(teens), teens
+    assert {"arsenic", "well", "water", "iq"} <= words(teens), teens
+    # the word before a possessive group is kept, not taken for its qualifier
+    reading = resolve_conversation(["Is AI accurate at reading kids' bone age X-rays?",
+                                    "what about adults?"])[-1].standalone  # fmt: skip
+    assert {"reading", "adults", "bone"} <= words(reading) and "kids'" not in words(reading)
