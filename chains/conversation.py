@@ -3,9 +3,11 @@
 The conversation's topic is kept as text, turn by turn (:func:`resolve_conversation`):
 
 - the first question is the topic;
-- a question that announces a new topic ("New topic: ...", "Unrelated: ...") or names a topic
-  of its own with nothing pointing back (:func:`chains.queries.names_own_topic`) starts a new
-  topic: it is its own standalone question;
+- a question that announces a new topic ("New topic: ...", "Unrelated: ...") or is complete
+  and names its own slots, exposure and outcome or group and outcome
+  (:func:`names_its_own_slots`, whatever words it shares with the old topic), starts a new
+  topic searched alone; one that names a topic of its own with nothing pointing back
+  (:func:`chains.queries.names_own_topic`) becomes the topic and may lead the search;
 - a follow-up that names another group of people or animals in a switch frame ("what about
   adults?", "and in dental students?", "in teens going through puberty") replaces the topic's
   group (the MeSH check tags of :mod:`chains.populations`) in place: "Are stimulant medications
