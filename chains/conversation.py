@@ -3,9 +3,11 @@
 The conversation's topic is kept as text, turn by turn (:func:`resolve_conversation`):
 
 - the first question is the topic;
-- a question that announces a new topic ("New topic: ...", "Unrelated: ...") or names a topic
-  of its own with nothing pointing back (:func:`chains.queries.names_own_topic`) starts a new
-  topic: it is its own standalone question;
+- a question that announces a new topic ("New topic: ...", "Unrelated: ...") or is complete
+  and names its own slots, exposure and outcome or group and outcome
+  (:func:`names_its_own_slots`, whatever words it shares with the old topic), starts a new
+  topic searched alone; one that names a topic of its own with nothing pointing back
+  (:func:`chains.queries.names_own_topic`) becomes the topic and may lead the search;
 - a follow-up that names another group of people or animals in a switch frame ("what about
   adults?", "and in dental students?", "in teens going through puberty") replaces the topic's
   group (the MeSH check tags of :mod:`chains.populations`) in place: "Are stimulant medications
@@ -31,7 +33,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from chains.populations import GENERIC, is_population
+from chains.populations import (
+    ANIMALS,
+    GENERIC,
+    is_food_animal,
+    is_population,
+    is_possessive_population,
+)
 from chains.queries import (
     QUESTION_STOPWORDS,
     _has,
@@ -69,6 +77,10 @@ _LEAD = re.compile(
     r"^\s*(?:(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
     r"might|what|which|how|why|when|where|who|whom|whose)\b\s*)+",
     re.IGNORECASE,
+)
+# words after an animal word that leave it the group ("rats with", "mice in", "fish?")
+_STOP_AFTER = frozenset(
+    "with who that in on of at from and or but exposed given fed treated".split()
 )
 # a switch frame: the group named after one of these ("in adults", "among teens", "for boys")
 _FRAME = frozenset("about in among for".split())
@@ -110,6 +122,21 @@ _STUDY_REFERENCE = re.compile(
     r"|\bthe\s+(?:[\w'’-]+\s+){1,3}?ones?\b",
     re.IGNORECASE,
 )
+# words for a study and its people: a run of them names no exposure or outcome ("the trial
+# randomized"), and "the" before one points at a study the conversation found ("was the trial
+# blinded and how many patients were included?")
+_STUDY_WORDS = frozenset(
+    """
+    study studies trial trials paper papers article articles cohort cohorts sample samples
+    participants subjects researchers authors investigators randomized randomised blinded
+    included enrolled recruited followed tested measured done conducted published
+    """.split()
+)
+_THE_STUDY = re.compile(
+    r"\bthe\s+(?:[\w'’-]+\s+){0,2}?(?:study|studies|trial|trials|paper|papers|article|"
+    r"articles|cohort|sample|participants|subjects|researchers|authors|investigators)\b",
+    re.IGNORECASE,
+)
 # a group named with "the" ("on the girls", "the Swedish men"): one the conversation spoke of
 _DEFINITE_GROUP = re.compile(r"\bthe\s+(?:[A-Z][\w-]*\s+)?([a-z][\w-]*)", re.IGNORECASE)
 
@@ -146,7 +173,7 @@ def _tokens(text: str) -> list[re.Match[str]]:
     return list(_WORD.finditer(text))
 
 
-def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
+def _population_switch(body: str, had_opener: bool, topic: str = "") -> tuple[int, int] | None:
     """(start, end) in ``body`` of the group a follow-up switches to, or None: a population word
     (:mod:`chains.populations`) right after a frame word ("about", "in", "among", "for", up to
     three words between: "in radiation oncology department chairs"), or among the first words of an
@@ -155,10 +182,16 @@ def _population_switch(body: str, had_opener: bool) -> tuple[int, int] | None:
     from the word after the frame to the end of its clause."""
     toks = _tokens(body)
     words = [t.group().lower() for t in toks]
+    topic_words = _words(topic)
     for j, w in enumerate(words):
-        if not is_population(w):
+        if not is_population(w) or is_food_animal(w, words):
             continue
         after = words[j + 1] if j + 1 < len(words) else ""
+        if (w in ANIMALS and after and body[toks[j].end() : toks[j + 1].start()] == " "
+                and not is_population(after) and after not in _STOP_AFTER
+                and after not in _CLAUSE_VERB and (j == 0 or words[j - 1] not in _FRAME)
+                and is_food_animal(w, topic_words)):
+            continue  # "and fish oil?" after a question on kids: what is taken, not who
         if w in GENERIC and after not in ("with", "who", "on", "having", "in", "after"):
             continue
         start = None
@@ -223,11 +256,15 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     if old_group and old_group in core:
         return core.replace(old_group, group, 1)
     all_toks = _tokens(core)
-    toks = [t for t in all_toks if is_population(t.group().lower())]
+    core_words = [t.group().lower() for t in all_toks]
+    toks = [t for t in all_toks
+            if (is_population(t.group()) or is_possessive_population(t.group()))
+            and not is_food_animal(t.group(), core_words)]  # fmt: skip
     if not toks:
         return f"{core} in {group}".strip()
     first = all_toks.index(toks[0])
-    if first > 0:
+    # a word before a possessive group is no qualifier of it ("reading kids' X-rays")
+    if first > 0 and not is_possessive_population(toks[0].group()):
         mod = all_toks[first - 1].group()
         if (mod.islower() and mod not in QUESTION_STOPWORDS and len(mod) > 2
                 and core[all_toks[first - 1].end() : toks[0].start()] == " "):
@@ -367,6 +404,10 @@ def resolve_next(
         standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
         return Resolution(standalone.strip() + "?", "detail", previous.core, added,
                           previous.group)  # fmt: skip
+    if names_its_own_slots(body, previous.core):
+        # "Does eating fish while pregnant make the baby smarter?" after "Can vitamin D pills
+        # make kids smarter?": a question of its own, searched alone; it is the new topic
+        return Resolution(body.strip(), "new_topic", topic_phrase(body))
     if names_own_topic(body, corpus):
         # it may lead the search (retrievers.followup.topic_weights); the conversation's topic
         # with its words is the context form, and it is the next turn's topic
@@ -377,7 +418,7 @@ def resolve_next(
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
     core = previous.core
     new_group = ""
-    group = _population_switch(rest, had_opener)
+    group = _population_switch(rest, had_opener, core)
     if group is not None:
         new_group = rest[group[0] : group[1]].strip()
         if not previous.group and _qualified(new_group):
@@ -433,6 +474,44 @@ def embedding_similarity(encoder: object) -> Similarity:
         return [float(x) for x in rows[1:] @ rows[0]]
 
     return similar
+
+
+def _slots(question: str) -> tuple[int, int]:
+    """(groups, other concepts) a question names: its concepts
+    (:func:`grounding.concepts.question_concepts`, maximal runs of content words between the
+    words that frame it) made only of population words (:mod:`chains.populations`: "pregnant
+    women", "baby"), and the others (an exposure or an outcome: "eating fish", "adult
+    mortality"). Runs made only of pointers or words for a study are no slot."""
+    from grounding.concepts import question_concepts
+
+    groups = others = 0
+    for concept in question_concepts(question):
+        words = [w for w in _words(concept.text) if w not in _POINTERS]
+        if not words or all(w in _STUDY_WORDS for w in words):
+            continue
+        if all(is_population(w) for w in words):
+            groups += 1
+        else:
+            others += 1
+    return groups, others
+
+
+def names_its_own_slots(question: str, topic: str) -> bool:
+    """A complete question (:func:`chains.queries.complete_question`: nothing in it points
+    back, continues or switches) that names its own exposure and outcome (two concepts that
+    are no group), or its own group and an outcome (:func:`_slots`), with
+    ``NEW_SUBJECT_MIN_TERMS`` content words: a question of its own, searched alone, even when
+    it shares a word with the conversation's ``topic`` ("Does eating fish while pregnant make
+    the baby smarter?" after "Can vitamin D pills make kids smarter?": "smarter"). A follow-up
+    that switches one slot ("what about adults?", "and fish oil?") names one slot and leans on
+    the topic for the others; one that speaks of "the study" / "the trial" asks about what the
+    conversation found."""
+    if not topic or not complete_question(question) or _THE_STUDY.search(question):
+        return False
+    if len(content_terms(question)) < NEW_SUBJECT_MIN_TERMS or refers_to_a_study(question):
+        return False
+    groups, others = _slots(question)
+    return others >= 2 or (groups >= 1 and others >= 1)
 
 
 def new_subject(question: str, topic: str) -> bool:

@@ -13,6 +13,9 @@ about adults?") replaces the group of the conversation's topic (:mod:`chains.con
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+
 # heading -> the words (lower case, singular and plural) a question uses for it
 CHECK_TAGS: dict[str, str] = {
     "Infant, Newborn": "newborn newborns neonate neonates neonatal preterm preemies",
@@ -61,3 +64,24 @@ def heading_of(word: str) -> str | None:
 
 def is_population(word: str) -> bool:
     return word.lower() in POPULATION_WORDS
+
+
+def is_possessive_population(word: str) -> bool:
+    """Whether ``word`` is a group word in the possessive ("kids'", "children's")."""
+    bare = _POSSESSIVE.sub("", word.lower())
+    return bare != word.lower() and bare in POPULATION_WORDS
+
+
+_POSSESSIVE = re.compile(r"['\u2019]s?$")
+
+
+ANIMALS: frozenset[str] = frozenset(CHECK_TAGS["Animals"].split())
+
+
+def is_food_animal(word: str, others: Sequence[str]) -> bool:
+    """Whether ``word``, an animal word, names what people eat or keep rather than who was
+    studied: the question (``others``: its words, lower case) also names a human group
+    ("eating *fish* while pregnant", "does *chicken* make kids ...")."""
+    if word.lower() not in ANIMALS:
+        return False
+    return any(is_population(w) and w not in ANIMALS and w not in GENERIC for w in others)

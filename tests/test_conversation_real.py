@@ -58,6 +58,21 @@ def test_an_announced_new_topic_carries_nothing_of_the_old_one(assistant) -> Non
     assert not any(STIMULANT_WORDS.search(s.title) for s in r.sources), [s.title for s in r.sources]
 
 
+def test_a_whole_new_question_sharing_a_word_is_searched_alone(assistant) -> None:  # noqa: ANN001
+    """The chat walk's fault: a complete question on fish in pregnancy after one on vitamin D
+    pills (both "smarter") was glued to the pills; it is searched alone, and the next turn's
+    switch resolves against the fish, not the pills."""
+    vitamin_d = "Can vitamin D pills make kids smarter?"
+    fish = "Does eating fish while pregnant make the baby smarter?"
+    history = [(vitamin_d, "")]
+    r = assistant.ask(fish, mode="conversational", history=history)
+    assert r.rewrite == "unchanged" and r.searched_question == fish, r.searched_question
+    history.append((fish, r.answer))
+    r = assistant.ask(ADULTS, mode="conversational", history=history)
+    assert "fish" in r.searched_question and "pills" not in r.searched_question, (
+        r.searched_question)
+
+
 def test_a_year_filter_mid_sentence_filters(assistant) -> None:  # noqa: ANN001
     r = assistant.ask("What did studies after 2020 find about artificial intelligence in "
                       "medical imaging?", mode="plain")  # fmt: skip

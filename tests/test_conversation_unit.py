@@ -87,7 +87,9 @@ def test_a_self_contained_question_becomes_the_topic() -> None:
         "what about women?",
     ]
     own, women = resolve_conversation(turns)[1:]
-    assert own.kind == "own_topic"
+    # it names its own exposure and outcome: searched alone, though it shares "intelligence"
+    assert own.kind == "new_topic"
+    assert plan_followup(turns[1], turns[:1])[:2] == (turns[1], [])
     assert "mortality" in words(women.standalone) and "training" not in words(women.standalone)
 
 
@@ -152,8 +154,9 @@ def test_an_anticipatory_it_does_not_tie_a_new_question_to_the_old_topic() -> No
     question = "Is it possible to predict the future mental state of a patient using the data?"
     assert not needs_context(question) and complete_question(question)
     assert needs_context("is it linked to cognition?")  # a real pronoun still points back
-    options = plan_followup(question, ["What happened to gang violence in El Salvador?"])[2]
-    assert options["own_topic"] is True and options["stands_alone"] is True
+    searched, previous, options = plan_followup(
+        question, ["What happened to gang violence in El Salvador?"])
+    assert (searched, previous, options) == (question, [], {"stands_alone": True})
 
 
 def test_a_short_question_sharing_no_word_with_the_topic_still_leans_on_it() -> None:
@@ -202,3 +205,45 @@ def test_a_group_switch_that_names_nothing_else_keeps_the_last_turns_words() -> 
     ]
     last = resolve_conversation(turns)[-1].standalone
     assert {"dental", "clinical", "placements"} <= words(last), last
+
+
+# The chat walk of issue #36: a whole new question glued to the old topic by one shared word.
+VITAMIN_D = [
+    "Can vitamin D pills make kids smarter?",
+    "Does eating fish while pregnant make the baby smarter?",
+    "what about adults?",
+]
+
+
+def test_a_complete_question_sharing_a_word_with_the_topic_is_searched_alone() -> None:
+    fish, adults = resolve_conversation(VITAMIN_D)[1:]
+    assert fish.kind == "new_topic" and fish.standalone == VITAMIN_D[1]
+    assert plan_followup(VITAMIN_D[1], VITAMIN_D[:1])[:2] == (VITAMIN_D[1], [])
+    # the next turn resolves against the new topic, the fish eaten kept as the exposure
+    assert {"fish", "adults"} <= words(adults.standalone), adults.standalone
+    assert not {"pills", "vitamin"} & words(adults.standalone), adults.standalone
+
+
+def test_a_follow_up_switching_one_slot_still_resolves_against_the_topic() -> None:
+    for switch, kept, new in (
+        ("what about adults?", {"vitamin", "pills", "smarter"}, "adults"),
+        ("and fish oil?", {"vitamin", "pills", "kids", "smarter"}, "oil"),
+    ):
+        res = resolve_conversation([VITAMIN_D[0], switch])[-1]
+        assert res.kind == "resolved", (switch, res)
+        assert kept | {new} <= words(res.standalone), res.standalone
+    # whole and long, but naming one slot ("the benefit" of what?): it leans on the topic
+    for detail in ("How long did the benefit last after stopping treatment early?",
+                   "Which dose worked best over twelve weeks of follow-up?"):  # fmt: skip
+        assert resolve_conversation([VITAMIN_D[0], detail])[-1].kind != "new_topic", detail
+
+
+def test_a_group_named_in_the_possessive_is_the_group_a_switch_replaces() -> None:
+    turns = ["Does arsenic in well water lower kids' IQ?", "what about teenagers?"]
+    teens = resolve_conversation(turns)[-1].standalone
+    assert "teenagers" in words(teens) and "kids'" not in words(teens), teens
+    assert {"arsenic", "well", "water", "iq"} <= words(teens), teens
+    # the word before a possessive group is kept, not taken for its qualifier
+    reading = resolve_conversation(["Is AI accurate at reading kids' bone age X-rays?",
+                                    "what about adults?"])[-1].standalone  # fmt: skip
+    assert {"reading", "adults", "bone"} <= words(reading) and "kids'" not in words(reading)

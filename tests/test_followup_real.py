@@ -38,9 +38,10 @@ def rank(docs, gold: str) -> int | None:  # noqa: ANN001
 def test_real_follow_ups_find_their_article_with_history(small_index_cfg, small_retriever) -> None:  # noqa: ANN001
     result = evaluate_followups(small_index_cfg, conversations(), retriever=small_retriever)
     assert result["n"] == 20 and set(result["paths"]) == set(PATHS)
-    # no LLM asked: every follow-up is resolved against the conversation, or leads with a topic
-    # of its own
-    assert result["paths"]["resolved"] + result["paths"]["standalone"] == pytest.approx(1.0)
+    # no LLM asked: every follow-up is resolved against the conversation, leads with a topic
+    # of its own, or (a complete question naming its own slots) is searched alone
+    paths = result["paths"]
+    assert paths["resolved"] + paths["standalone"] + paths["unchanged"] == pytest.approx(1.0)
     assert result["with_history"]["hit@3"] >= 0.95
     assert result["with_history"]["mrr"] >= result["without_history"]["mrr"]
     row = next(r for r in result["rows"] if r["qid"] == "followup-dev-33158135")
@@ -112,7 +113,8 @@ def test_a_topic_change_that_stands_alone_gets_its_own_sources(assistant) -> Non
     r = assistant.ask(MORTALITY, mode="conversational", history=history)
     shown = [s.pmid for s in r.sources]
     assert shown[0] == sibling_study and not training & set(shown), shown
-    assert r.rewrite == "standalone" and r.searched_question == MORTALITY
+    # it names its own exposure and outcome: searched alone (chains.conversation)
+    assert r.rewrite == "unchanged" and r.searched_question == MORTALITY
     assert r.addresses_question, r.answer
     history.append((MORTALITY, r.answer))
     r = assistant.ask(SIBLINGS, mode="conversational", history=history)
