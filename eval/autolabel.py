@@ -389,7 +389,8 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         from grounding.sources import load_encoder
 
         items = _read(args.swap)
-        negatives = list(swap_items(items, load_encoder(cfg)))
+        corpus, _ = _corpus_and_classifier(cfg)
+        negatives = list(swap_items(items, load_encoder(cfg), corpus))
         args.out.write_text("".join(json.dumps(r) + "\n" for r in negatives), encoding="utf-8")
         print(json.dumps({"n": len(negatives), "from": len(items), "out": str(args.out)}))
         return 0

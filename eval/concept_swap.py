@@ -29,14 +29,15 @@ class Encoder(Protocol):
     def encode(self, texts: Sequence[str]) -> np.ndarray: ...
 
 
-def exposure_text(question: str) -> tuple[str, tuple[str, ...]] | None:
-    """The question's exposure as written and its essential words: the first concept with
-    essential words before the relation word ("Does X improve Y?"), else the first such
-    concept; None when the question has no essential concept."""
+def exposure_text(question: str, corpus: Any = None) -> tuple[str, tuple[str, ...]] | None:
+    """The question's exposure as written and its essential words (with the index's corpus
+    counts when ``corpus`` is given, as the chat reads them): the first concept with essential
+    words before the relation word ("Does X improve Y?"), else the first such concept; None
+    when the question has no essential concept."""
     from grounding.concepts import question_concepts
     from grounding.stance import question_relation
 
-    concepts = [c for c in question_concepts(question) if c.words]
+    concepts = [c for c in question_concepts(question, corpus) if c.words]
     sides = question_relation(question).sides
     essential = [(c, side) for c, side in zip(concepts, sides or [0] * len(concepts),
                                               strict=False) if c.essential]  # fmt: skip
@@ -47,13 +48,15 @@ def exposure_text(question: str) -> tuple[str, tuple[str, ...]] | None:
     return chosen.text, chosen.essential
 
 
-def swap_items(items: Sequence[dict[str, Any]], encoder: Encoder) -> Iterator[dict[str, Any]]:
+def swap_items(
+    items: Sequence[dict[str, Any]], encoder: Encoder, corpus: Any = None
+) -> Iterator[dict[str, Any]]:
     """One negative per item that has an exposure and a neighbour whose exposure its abstract
-    never writes (see the module's doc)."""
+    never writes (see the module's doc); essential words as ``corpus`` counts them."""
     from grounding.concepts import stems_of
     from indexing.stems import stem
 
-    exposures = [exposure_text(r["question"]) for r in items]
+    exposures = [exposure_text(r["question"], corpus) for r in items]
     vectors = np.asarray(encoder.encode([r["question"] for r in items]), dtype=np.float32)
     sims = vectors @ vectors.T
     np.fill_diagonal(sims, -np.inf)
