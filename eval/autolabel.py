@@ -313,10 +313,14 @@ def judge_item(row: dict[str, Any], corpus: Any = None, classify: Any = None,
 
 
 def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Coverage, precision and contradictions over the labelled items; over the items with no
+    answer (:mod:`eval.concept_swap`'s negatives), how many were addressed and got a verdict."""
+    unanswerable = [r for r in rows if r["gold"] is None]
+    rows = [r for r in rows if r["gold"] is not None]
     n = len(rows)
     shown = [r for r in rows if r["verdict"]]
     right = sum(r["verdict"] == r["gold"] for r in shown)
-    return {
+    report = {
         "n": n,
         "gold": dict(Counter(r["gold"] for r in rows)),
         "coverage": round(len(shown) / n, 4) if n else None,
@@ -331,6 +335,14 @@ def summarize(rows: list[dict[str, Any]]) -> dict[str, Any]:
             for g in ("yes", "no")
         },  # fmt: skip
     }
+    if unanswerable:
+        m = len(unanswerable)
+        report["unanswerable"] = {
+            "n": m,
+            "addressed": round(sum(r["reason"] != "not_addressed" for r in unanswerable) / m, 4),
+            "verdicts_shown": sum(bool(r["verdict"]) for r in unanswerable),
+        }
+    return report
 
 
 def _corpus_and_classifier(cfg: Config) -> tuple[Any, Any]:
@@ -358,10 +370,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --out: also print N random items to read by hand")  # fmt: skip
     parser.add_argument("--rows", type=Path, default=None,
                         help="with --score: write one judged row per item")  # fmt: skip
+    parser.add_argument("--swap", type=Path, default=None,
+                        help="with --out: write negatives built from this auto-labelled set "
+                        "(eval.concept_swap) instead of reading the corpus")  # fmt: skip
+    parser.add_argument("--encoder", action="store_true",
+                        help="with --score: MiniLM word similarity in coverage, as the chat has")
     parser.add_argument("--json", action="store_true")
 
 
+def _read(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]  # fmt: skip
+
+
 def run(cfg: Config, args: argparse.Namespace) -> int:
+    if args.out is not None and args.swap is not None:
+        from eval.concept_swap import swap_items
+        from grounding.sources import load_encoder
+
+        items = _read(args.swap)
+        corpus, _ = _corpus_and_classifier(cfg)
+        negatives = list(swap_items(items, load_encoder(cfg), corpus))
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in negatives), encoding="utf-8")
+        print(json.dumps({"n": len(negatives), "from": len(items), "out": str(args.out)}))
+        return 0
     if args.out is not None:
         from ingest.corpus import find_corpus_files
 
@@ -380,11 +412,15 @@ def run(cfg: Config, args: argparse.Namespace) -> int:
         for r in random.Random(35).sample(rows, min(args.sample, len(rows))):
             print(json.dumps({k: r[k] for k in ("qid", "title", "question", "answer")}))
         return 0
-    items = [json.loads(line) for line in args.score.read_text(encoding="utf-8").splitlines()
-             if line.strip()]  # fmt: skip
+    items = _read(args.score)
     items = items[: args.limit] if args.limit else items
     corpus, classify = _corpus_and_classifier(cfg)
-    judged = [judge_item(r, corpus, classify) for r in items]
+    encoder = None
+    if args.encoder:
+        from grounding.sources import load_encoder
+
+        encoder = load_encoder(cfg)
+    judged = [judge_item(r, corpus, classify, encoder) for r in items]
     if args.rows is not None:
         args.rows.write_text("".join(json.dumps(r) + "\n" for r in judged), encoding="utf-8")
     report = summarize(judged)
