@@ -405,7 +405,8 @@ class ChatPage:
 
     def open_source_panel(self, answer: Any, n: int) -> Any:
         """Click the answer's ``[n]`` marker; return the side panel showing that source."""
-        answer.locator("a.element-link", has_text=f"[{n}]").first.click()
+        # a stall guard: the markers become links when the answer's panels arrive after it
+        answer.locator("a.element-link", has_text=f"[{n}]").first.click(timeout=60_000)
         panel = self.page.locator("#side-view-content")
         panel.get_by_text(f"[{n}]").first.wait_for(timeout=30_000)
         return panel
