@@ -24,6 +24,7 @@ import numpy as np
 from wordfreq import zipf_frequency
 
 from grounding.sources import SentenceEncoder, SourcePool
+from indexing.drug_names import drug_names
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
 
@@ -362,11 +363,14 @@ def check_coverage(
 
 def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]) -> None:
     """Mark the essential words a source names by another name the corpus gives them: "OSA" for
-    "obstructive sleep apnea" (the whole concept), "tuberculosis" for "TB"."""
+    "obstructive sleep apnea" (the whole concept), "tuberculosis" for "TB". A drug found by its
+    generic name stands for its whole concept: the rest is what the user says the drug is
+    ("the anti-nausea pill Zofran"), which an abstract naming the drug need not repeat."""
     for concept in concepts:
         for key, names in concept.aliases:
             if any(name and name <= stems for name in names):
-                for w in concept.essential if not key else (key,):
+                whole = not key or bool(drug_names().generic_of(key))
+                for w in concept.essential if whole else (key,):
                     row[w] = True
 
 

@@ -7,6 +7,9 @@ that writes only "obstructive sleep apnea", and "intelligence quotient" by one t
 A pair counts when the abbreviation's letters start the long form's words in order (the
 Schwartz-Hearst rule, simplified): "attention-deficit/hyperactivity disorder (ADHD)" yes,
 "children (n = 40)" no.
+
+A drug's brand name is another name of its generic name ("Zoloft" -> "sertraline"), from the
+lexicon :mod:`indexing.drug_names` reads: the corpus never defines those.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from indexing.drug_names import DrugNames
 from indexing.stems import stem
 
 _ABBR = re.compile(r"\(\s*([A-Za-z][A-Za-z0-9-]{1,9})\s*[),;]")
@@ -62,15 +66,17 @@ class AliasTable:
     ``min_seen`` times, so one author's idiosyncrasy does not count)."""
 
     names: dict[str, set[str]] = field(default_factory=dict)  # lower-cased name -> other names
+    drugs: DrugNames = field(default_factory=DrugNames)  # brand name -> generic name
 
     @classmethod
-    def build(cls, texts: Iterable[str], min_seen: int = 2) -> AliasTable:
+    def build(cls, texts: Iterable[str], min_seen: int = 2,
+              drugs: DrugNames | None = None) -> AliasTable:
         counts: dict[tuple[str, str], int] = {}
         for text in texts:
             for abbr, long_form in set(definitions(text)):
                 key = (abbr.lower(), long_form)
                 counts[key] = counts.get(key, 0) + 1
-        table = cls()
+        table = cls(drugs=drugs or DrugNames())
         for (abbr, long_form), seen in counts.items():
             if seen >= min_seen:
                 table.names.setdefault(abbr, set()).add(long_form)
@@ -78,8 +84,9 @@ class AliasTable:
         return table
 
     def of(self, name: str) -> list[str]:
-        """The other names of ``name`` (lower-cased), as written in the corpus."""
-        return sorted(self.names.get(name.lower(), ()))
+        """The other names of ``name`` (lower-cased): as the corpus's abstracts define them, and
+        a drug's generic name for its brand name."""
+        return sorted(self.names.get(name.lower(), set()) | set(self.drugs.generic_of(name)))
 
     def stems_of(self, name: str) -> list[frozenset[str]]:
         """Each other name of ``name`` as the set of its words' stems."""

@@ -21,6 +21,7 @@ from indexing.aliases import AliasTable
 from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
+from indexing.drug_names import drug_names
 from indexing.embeddings import Embedder, build_embedder
 from indexing.stems import stem
 from indexing.store import DENSE_FILE, check_counts, open_current
@@ -108,10 +109,12 @@ class FaissBM25Backend:
         return sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))
 
     def alias_stems(self, name: str) -> list[frozenset[str]]:
-        """The other names the corpus's abstracts define for ``name`` (grounding.aliases), each
-        as its words' stems; the table is built from the chunks on first use (~1 s)."""
+        """The other names the corpus's abstracts define for ``name`` (indexing.aliases), and a
+        drug's generic name for its brand name (indexing.drug_names), each as its words'
+        stems; the table is built from the chunks on first use (~1 s)."""
         if self._aliases is None:
-            self._aliases = AliasTable.build(d.page_content for d in self.docs)
+            self._aliases = AliasTable.build((d.page_content for d in self.docs),
+                                             drugs=drug_names())
         return self._aliases.stems_of(name)
 
     def chunks_with_stems(self, stems: Sequence[str]) -> int:

@@ -32,6 +32,7 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import Field, SkipValidation
 
+from indexing.drug_names import with_generic_names
 from indexing.embeddings import Embedder
 from retrievers.articles import with_article_texts
 from retrievers.filters import Filters, parse_filters
@@ -145,11 +146,13 @@ class ThresholdedFaissRetriever(_BackendRetriever):
 
 @dataclass(frozen=True)
 class _Search:
-    """One retrieval's plan, made once for the sync and async paths: the searched text, the
-    filters, the backend snapshot and the bound retrievers to run (BM25 alone while the build has
-    no dense index), each with its run name."""
+    """One retrieval's plan, made once for the sync and async paths: the question without its
+    filters (what grounding reads), the text the engines search (with drug names' generic
+    names), the filters, the backend snapshot and the bound retrievers to run (BM25 alone while
+    the build has no dense index), each with its run name."""
 
     query: str
+    searched: str
     filters: Filters
     backend: SearchBackend
     parts: list[tuple[str, _BackendRetriever]]
@@ -231,7 +234,7 @@ class HybridRetriever(EnsembleRetriever):
     ) -> Retrieval:
         search = self._plan(question, filters)
         lists = [
-            part.invoke(search.query, patch_config(config, run_name=name))
+            part.invoke(search.searched, patch_config(config, run_name=name))
             for name, part in search.parts
         ]
         return self._finish(search, lists, k)
@@ -247,7 +250,7 @@ class HybridRetriever(EnsembleRetriever):
         search = self._plan(question, filters)
         lists = await asyncio.gather(
             *[
-                part.ainvoke(search.query, patch_config(config, run_name=name))
+                part.ainvoke(search.searched, patch_config(config, run_name=name))
                 for name, part in search.parts
             ]
         )
@@ -262,23 +265,24 @@ class HybridRetriever(EnsembleRetriever):
         if not backend.dense_ready:
             halves = halves[:1]
         parts = [(name, r.bound(filters, backend)) for name, r in zip(NAMES, halves, strict=False)]
-        return _Search(query, filters, backend, parts)
+        # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)")
+        return _Search(query, with_generic_names(query), filters, backend, parts)
 
     def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
         """The searched lists fused (or BM25's alone, with the lexical refusal), each result
         carrying its article's whole abstract from the same build (``retrievers.articles``)."""
         query, filters, backend = search.query, search.filters, search.backend
         if search.lexical:
-            relevance = backend.bm25_relevance(query, filters)
+            relevance = backend.bm25_relevance(search.searched, filters)
             # an engine without a dense index that cannot measure relevance refuses (none does)
             documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k)
         else:
             # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
-            measured = (backend.bm25_relevance(query, filters)
+            measured = (backend.bm25_relevance(search.searched, filters)
                         if self.weak_weights is not None else None)  # fmt: skip
             documents = self.fuse(lists, k, relevance=measured)
         return Retrieval(documents=with_article_texts(documents, backend.article_chunks),
-                         filters=filters, query=query)  # fmt: skip
+                         filters=filters, query=query, searched=search.searched)  # fmt: skip
 
     def snapshot(self) -> SearchBackend:
         """The search backend for one retrieval (a live index's build of the moment)."""

@@ -98,13 +98,16 @@ class SearchBackend(Protocol):
 
 
 class Retrieval(BaseModel):
-    """What one retrieval produced: documents best first, the active filters, the searched text."""
+    """What one retrieval produced: documents best first, the active filters, the question
+    without its filters (what grounding reads) and the text the engines searched (the same, or
+    with drug names' generic names added: :func:`indexing.drug_names.with_generic_names`)."""
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     documents: list[Document]
     filters: Filters = Field(default_factory=Filters)
     query: str = ""
+    searched: str = ""
 
     @property
     def empty(self) -> bool:
