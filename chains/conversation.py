@@ -378,6 +378,14 @@ def _reaches_back(
     return None
 
 
+def _study_detail(previous: Resolution, body: str) -> Resolution:
+    """A detail of a study the last turns found: their topic and their words, then its own."""
+    rest = re.sub(r"^[\s,;:–—-]+", "", _OPENER.sub("", body, count=1).strip().rstrip("?.! "))
+    added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
+    standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
+    return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group)
+
+
 def resolve_next(
     previous: Resolution | None,
     question: str,
@@ -398,12 +406,7 @@ def resolve_next(
         # back, before the switch to boys
         previous = Resolution(back.standalone, back.kind, back.core, (), back.group)
     if refers_to_a_study(body):
-        # a detail of a study the last turns found: their topic and their words, then its own
-        rest = re.sub(r"^[\s,;:–—-]+", "", _OPENER.sub("", body, count=1).strip().rstrip("?.! "))
-        added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
-        standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
-        return Resolution(standalone.strip() + "?", "detail", previous.core, added,
-                          previous.group)  # fmt: skip
+        return _study_detail(previous, body)
     if names_its_own_slots(body, previous.core):
         # "Does eating fish while pregnant make the baby smarter?" after "Can vitamin D pills
         # make kids smarter?": a question of its own, searched alone; it is the new topic
