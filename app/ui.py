@@ -374,19 +374,28 @@ async def _stream_answer(backend: Backend, assistant: AssistantLike, question: s
     if sources:  # the sources as files for a reference manager (chains.references)
         elements += [cl.File(name=name, content=write(sources).encode(), mime=mime,
                              display="inline") for write, name, mime in EXPORTS.values()]
-    msg.elements = elements
     msg.metadata = {saved.ANSWER_KEY: saved.answer_record(question, result, mode, app_config())}
+    # the panels before the final text: a page that draws the text first leaves its markers as
+    # plain text, never links, when the panels arrive later (seen on a loaded machine)
+    sent = await _send_panels(msg.id, elements)
+    if msg.streaming:
+        await msg.update()  # msg.elements is empty: Chainlit would send them again
+    else:
+        await msg.send()
+    msg.elements = sent
+    return result
+
+
+async def _send_panels(for_id: str, elements: list[Any]) -> list[Any]:
+    """Send an answer's side panels and export files; Chainlit writes each to a file (.files):
+    on a full disk they are lost, logged, and the answer is still shown."""
     try:
-        if msg.streaming:
-            await msg.update()
-        else:
-            await msg.send()
+        await asyncio.gather(*(element.send(for_id=for_id) for element in elements))
     except OSError as err:
-        # Chainlit writes each element to a file (.files) after the message itself is shown and
-        # stored: on a full disk the answer stands, its side panels and export files are lost
         log.error("the answer's source panels and export files could not be written (%s: "
                   "is the disk full?); the answer is shown without them", err)
-    return result
+        return []
+    return elements
 
 
 async def _send_search_step(question: str, prepared: PreparedEvent,
