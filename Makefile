@@ -33,13 +33,9 @@ index: install
 serve: install
 	$(PY) -m app serve
 
-# two workers, each running whole test files (module fixtures start once): most tests wait on a
-# browser, a server or a model, so two share 2 cores well (docs/tests.md "How long the suite takes")
-TEST_WORKERS ?= 2
-
 ## make test: install, lint, then the whole suite (browser and PostgreSQL tests included)
 test: install browser postgres lint
-	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(TEST_WORKERS) --dist loadfile
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 lint: install
 	$(PY) -m ruff check .
