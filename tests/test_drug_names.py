@@ -20,6 +20,15 @@ from tests.test_grounding_unit import HashEncoder
 from tests.test_judgement_unit import Vocabulary
 
 
+class _WithDrugs(Vocabulary):
+    """A corpus of the given texts whose only other names are the drug lexicon's."""
+
+    table = AliasTable.build([], drugs=drug_names())
+
+    def alias_stems(self, name: str) -> list[frozenset[str]]:
+        return self.table.stems_of(name)
+
+
 def _lexicon() -> Path:
     path = data_path()
     if path is None or not path.is_file():
@@ -63,17 +72,11 @@ def test_a_pickle_that_names_any_class_or_function_is_never_run(tmp_path: Path) 
 def test_a_source_naming_the_generic_drug_addresses_a_brand_name_question() -> None:
     # mutation caught: AliasTable.of without the drug names -> "zoloft" is missing, the
     # question is not addressed (what paraphrase_dev's brand-name questions met)
-    class WithDrugs(Vocabulary):
-        table = AliasTable.build([], drugs=drug_names())
-
-        def alias_stems(self, name: str) -> list[frozenset[str]]:
-            return self.table.stems_of(name)
-
     q = "If I stay on Zoloft while expecting, will my kid end up with a lower IQ?"
     abstract = ("Children prenatally exposed to sertraline did not differ in full scale IQ from "
                 "their unexposed siblings.")
     pool = SourcePool.build(q, [abstract], HashEncoder())
-    coverage = check_coverage(question_concepts(q, WithDrugs([abstract])), pool)
+    coverage = check_coverage(question_concepts(q, _WithDrugs([abstract])), pool)
     assert coverage.addressed and coverage.addressing == [1], coverage.gaps
 
 
@@ -106,15 +109,9 @@ def test_an_acid_is_also_named_by_its_salt() -> None:
 def test_a_drug_found_by_its_generic_name_stands_for_its_whole_concept() -> None:
     # mutation caught: _by_alias marking only the drug's own word -> "nausea" and "pill" are
     # missing and the trial of ondansetron does not address the question
-    class WithDrugs(Vocabulary):
-        table = AliasTable.build([], drugs=drug_names())
-
-        def alias_stems(self, name: str) -> list[frozenset[str]]:
-            return self.table.stems_of(name)
-
     q = "Does the anti-nausea pill Zofran lift low mood in schizophrenia?"
     abstract = ("Ondansetron added to risperidone did not improve depressive symptoms or low "
                 "mood in patients with schizophrenia.")
     pool = SourcePool.build(q, [abstract], HashEncoder())
-    coverage = check_coverage(question_concepts(q, WithDrugs([abstract])), pool)
+    coverage = check_coverage(question_concepts(q, _WithDrugs([abstract])), pool)
     assert coverage.addressed, coverage.gaps
