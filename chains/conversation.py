@@ -23,7 +23,10 @@ The conversation's topic is kept as text, turn by turn (:func:`resolve_conversat
   shots make any difference?" is about the pump study).
 
 The standalone question is searched beside the follow-up as written
-(:mod:`retrievers.followup`, path ``resolved``) and shown in the chat's search step.
+(:mod:`retrievers.followup`, path ``resolved``) and shown in the chat's search step. A follow-up
+with words of its own is searched a third time in focus (:func:`focus_query`): those words with
+the topic's anchor only, its group and subject ("kids needed ECMO working memory training
+help"), a lighter vote against the old outcome or exposure the resolution still holds.
 """
 
 from __future__ import annotations
@@ -98,6 +101,10 @@ _POINTERS = frozenset(
 )
 # how a question is asked, not what about ("does it track with ...", "what did they find")
 _HOW = frozenset("does did do know tell find found".split())
+FOCUS_GROUPS = 1  # group words of the topic an anchor keeps
+# A follow-up with this many content words of its own (no pointers) is also searched in focus:
+# its words with the topic's anchor only (:func:`focus_query`; docs/conversations.md, fourth pass)
+FOCUS_MIN_TERMS = 2
 CARRY_MAX = 12  # content words a follow-up adds at most (the topic stays the larger part)
 # verbs that carry a topic's predicate after its subject ("kids who ... *end* up", "people who
 # ... *do* as adults"): where a relative clause on the subject ends
@@ -152,6 +159,7 @@ class Resolution:
     core: str
     added: tuple[str, ...] = field(default_factory=tuple)
     group: str = ""  # the group a switch put into ``core`` ("adults on ECMO"), replaced whole
+    focus: str = ""  # the follow-up's own words with the topic's anchor only (:func:`focus_query`)
 
 
 def strip_new_topic(question: str) -> tuple[str, bool]:
@@ -442,7 +450,44 @@ def resolve_next(
         added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if group is not None else previous.group
-    return Resolution(standalone.strip() + "?", "resolved", core, added, kept)
+    own = _added_words(rest)
+    focus = focus_query(core, own, new_group, corpus) if len(_own_terms(rest)) >= FOCUS_MIN_TERMS else ""
+    return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus)
+
+
+def topic_anchor(core: str, corpus: CorpusTerms | None = None) -> list[str]:
+    """The topic's anchor: its group words and its subject, the first concept that is not only
+    a group and has an essential word (else the first such concept at all): "needed ECMO",
+    "emotional intelligence", "cannabis". A question is usually "does <subject> change
+    <outcome> in <group>"; a follow-up brings its own outcome or exposure."""
+    from grounding.concepts import question_concepts
+
+    words = _words(core)
+    groups: list[str] = []
+    subject = ""
+    for c in question_concepts(core, corpus):
+        cw = c.text.split()
+        group = [w for w in cw if (is_population(w) or is_possessive_population(w))
+                 and not is_food_animal(w, words)]  # fmt: skip
+        for w in group:
+            if w.lower() not in (g.lower() for g in groups):
+                groups.append(w)
+        rest = [w for w in cw if w not in group]
+        essential = {e.lower() for e in c.essential}
+        if not subject and (len(rest) >= 2 or any(w.lower() in essential for w in rest)):
+            subject = " ".join(rest)
+    return [*groups[:FOCUS_GROUPS], *([subject] if subject else [])]
+
+
+def focus_query(core: str, own: Sequence[str], new_group: str = "",
+                corpus: CorpusTerms | None = None) -> str:
+    """The follow-up's own words with only the topic's anchor (:func:`topic_anchor`; a group
+    switch's new group in place of the old one)."""
+    anchor = topic_anchor(core, corpus)
+    if new_group:
+        anchor = [a for a in anchor if not all(is_population(w) for w in _words(a))]
+        anchor.insert(0, new_group)
+    return " ".join([*anchor, *own]).strip()
 
 
 def resolve_conversation(
@@ -564,4 +609,5 @@ def plan_followup(
         "own_topic": res.kind != "detail" and (
             names_own_topic(question, corpus) or new_subject(question, topic)),
         "own_words": _names_something(question, corpus),
+        "focus": res.focus or None,
     }

@@ -20,6 +20,11 @@ confident, the roles swap (path ``standalone``): the follow-up as written leads 
 and the conversation re-orders its articles at half weight, too little to bring in one of its
 own (``OWN_TOPIC_CONTEXT_WEIGHT``). Any other follow-up keeps the fusion above.
 
+A follow-up resolved against the whole conversation (path ``resolved``) that names words of
+its own is searched a third time, in focus: its own words with only the topic's group and
+subject (``FOCUSED_WEIGHT``), so an outcome or exposure it switches to is not outvoted by the
+old one the resolved question still holds.
+
 Optionally the previous turn's sources act as a prior: a third, lighter-weighted list that
 re-orders candidates the two searches found but never adds an article neither search returned.
 """
@@ -40,7 +45,7 @@ from retrievers.service import Retrieval, SearchService
 
 Path = Literal["llm", "fallback", "unchanged", "fused", "standalone", "resolved"]
 PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone", "resolved")
-LIST_NAMES = ("as_written", "in_context", "previous_sources")
+LIST_NAMES = ("as_written", "in_context", "focused", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,
 # not enough to let a context-free follow-up's noise outrank the conversation's topic
@@ -58,6 +63,14 @@ RESOLVED_AS_WRITTEN_WEIGHT = 0.25
 # cfg.yaml), so the old topic re-orders the new topic's articles but never replaces one
 # (docs/followups_topic_change.md).
 OWN_TOPIC_CONTEXT_WEIGHT = 0.5
+# A resolved follow-up's third search (path "resolved"): its own words with only the topic's
+# anchor, its group and subject (chains.conversation.focus_query). The resolved question keeps
+# the whole old topic, whose outcome or exposure then outvotes the follow-up's new one ("kids
+# who needed ECMO as newborns end up with normal IQ: working memory training help"); the
+# focused search does not. It is a lighter vote than the resolution, so it re-orders what the
+# conversation found more than it brings in its own (measured on every conversation file:
+# docs/conversations.md, fourth pass).
+FOCUSED_WEIGHT = 0.35
 # "Confident on its own": the as-written search's best article is at least of medium
 # confidence, as the chat labels it (chains.result.MEDIUM_CONFIDENCE).
 OWN_TOPIC_MIN_CONFIDENCE = 0.33
@@ -71,6 +84,7 @@ class TopicWeights:
     as_written: float = AS_WRITTEN_WEIGHT
     in_context: float = 1.0
     prior: float = 0.0  # the previous turn's sources (a re-ordering prior, never adds)
+    focused: float = 0.0  # the follow-up's own words with the topic's anchor only
 
 
 @dataclass
@@ -113,9 +127,12 @@ def plan_queries(
     rewrite: str | None = None,
     rewrite_fallback: bool = False,
     resolved: bool = False,
+    focus: str | None = None,
 ) -> tuple[Path, list[str]]:
     """(path, texts to search): the follow-up as written, then its context form (``rewrite``:
-    the LLM's, the rule-based fallback's, or with ``resolved`` the conversation's resolution)."""
+    the LLM's, the rule-based fallback's, or with ``resolved`` the conversation's resolution),
+    then, with ``resolved``, ``focus``: the follow-up's own words with the topic's anchor only
+    (:func:`chains.conversation.focus_query`)."""
     if not any(q.strip() for q in previous_questions):
         return "unchanged", [followup]
     if rewrite and rewrite.strip():
@@ -125,6 +142,9 @@ def plan_queries(
         path, context = "fused", in_context_query(followup, previous_questions)
     if context.strip().lower() == followup.strip().lower():
         return path, [followup]
+    if resolved and focus and focus.strip() and focus.strip().lower() not in (
+            followup.strip().lower(), context.strip().lower()):
+        return path, [followup, context, focus.strip()]
     return path, [followup, context]
 
 
@@ -149,9 +169,10 @@ def topic_weights(
     if own_topic and as_written:
         if max(_confidence(d) for d in as_written) >= OWN_TOPIC_MIN_CONFIDENCE:
             return TopicWeights("standalone", 1.0, OWN_TOPIC_CONTEXT_WEIGHT, 0.0)
+    focused = FOCUSED_WEIGHT if path == "resolved" else 0.0
     if path == "resolved" and not own_words:
-        return TopicWeights(path, RESOLVED_AS_WRITTEN_WEIGHT, 1.0, prior_weight)
-    return TopicWeights(path, AS_WRITTEN_WEIGHT, 1.0, prior_weight)
+        return TopicWeights(path, RESOLVED_AS_WRITTEN_WEIGHT, 1.0, prior_weight, focused)
+    return TopicWeights(path, AS_WRITTEN_WEIGHT, 1.0, prior_weight, focused)
 
 
 def _confidence(doc: Document) -> float:
@@ -188,14 +209,15 @@ def fuse_followup(
     if len(ranked) <= 1:
         return list(ranked[0] if ranked else [])[:k]
     names = [n for n, docs in zip(LIST_NAMES, lists, strict=False) if docs]
-    by_name = {LIST_NAMES[0]: weights.as_written, LIST_NAMES[1]: weights.in_context}
+    by_name = {LIST_NAMES[0]: weights.as_written, LIST_NAMES[1]: weights.in_context,
+               LIST_NAMES[2]: weights.focused}
     weight_of = [by_name[n] for n in names]
     if previous_sources and prior_weight > 0:
         found = {d.metadata["pmid"]: d for docs in ranked for d in docs}
         prior = [found[p] for p in dict.fromkeys(map(str, previous_sources)) if p in found]
         if prior:
             ranked.append(prior)
-            names.append(LIST_NAMES[2])
+            names.append(LIST_NAMES[3])
             weight_of.append(prior_weight)
     inner: dict[str, Any] = {}  # each retriever's ranks, from the first list that has them
     for d in (d for docs in ranked for d in docs if d.metadata.get("ranks") is not None):
@@ -227,6 +249,7 @@ class FollowupOptions(TypedDict, total=False):
     prior_weight: float
     stands_alone: bool
     own_topic: bool
+    focus: str | None
     own_words: bool
     k: int | None
     config: RunnableConfig | None
@@ -252,7 +275,8 @@ class FollowupPlan:
     ) -> FollowupPlan:
         path, queries = plan_queries(question, previous_questions, options.get("rewrite"),
                                      options.get("rewrite_fallback", False),
-                                     options.get("resolved", False))  # fmt: skip
+                                     options.get("resolved", False),
+                                     options.get("focus"))  # fmt: skip
         return cls(retriever, path, queries, options)
 
     @property
@@ -285,7 +309,7 @@ class FollowupPlan:
             weights=weights,
         )
         # the text the answer is about: the in-context one, unless the follow-up leads
-        main = results[-1] if len(results) > 1 and weights.path != "standalone" else results[0]
+        main = results[1] if len(results) > 1 and weights.path != "standalone" else results[0]
         return FollowupRetrieval(
             documents=documents,
             filters=results[0].filters,
