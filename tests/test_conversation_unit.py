@@ -11,6 +11,7 @@ from chains.conversation import (
     resolve_conversation,
     standalone_question,
     strip_new_topic,
+    topic_anchor,
 )
 from chains.populations import CHECK_TAGS, POPULATION_WORDS, heading_of
 
@@ -247,3 +248,36 @@ def test_a_group_named_in_the_possessive_is_the_group_a_switch_replaces() -> Non
     reading = resolve_conversation(["Is AI accurate at reading kids' bone age X-rays?",
                                     "what about adults?"])[-1].standalone  # fmt: skip
     assert {"reading", "adults", "bone"} <= words(reading) and "kids'" not in words(reading)
+
+
+# Fourth pass: a follow-up with words of its own is also searched in focus, its words with the
+# topic's group and subject only, so the old outcome does not outvote its new one.
+MENINGITIS = [
+    "Do kids who had bacterial meningitis as babies end up with lower IQ at school age?",
+    "does music therapy help them?",
+    "and in teens, does it affect their hearing?",
+    "was that a big study?",
+]
+
+
+def test_a_follow_up_with_words_of_its_own_is_also_searched_in_focus() -> None:
+    music, teens, big = resolve_conversation(MENINGITIS)[1:]
+    # the resolution keeps the whole topic, the focus only its group and subject
+    assert {"iq", "school", "music", "therapy"} <= words(music.standalone), music.standalone
+    assert words(music.focus) == {"kids", "bacterial", "meningitis", "music", "therapy", "help"}
+    # a group switch puts the new group into the focus in place of the old one
+    assert {"teens", "meningitis", "hearing"} <= words(teens.focus), teens.focus
+    assert "kids" not in words(teens.focus), teens.focus
+    # a follow-up naming nothing of its own has no focus: the resolution carries it
+    assert big.focus == ""
+    assert plan_followup(MENINGITIS[1], MENINGITIS[:1])[2]["focus"] == music.focus
+
+
+def test_the_anchor_is_the_group_and_the_first_concept_that_names_something() -> None:
+    # "exposed" alone names nothing (a common verb form): the subject is the next concept
+    core = "kids who were exposed to methylmercury in the womb end up with lower IQ"
+    assert topic_anchor(core) == ["kids", "methylmercury"]
+    # a concept holding the group gives its other words only ("retired"): no subject alone
+    assert topic_anchor("retired soldiers with PTSD have worse memory") == ["soldiers", "PTSD"]
+    assert topic_anchor("emotional intelligence predict whether nursing students pass") == [
+        "students", "emotional intelligence"]

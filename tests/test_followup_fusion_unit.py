@@ -11,6 +11,7 @@ import pytest
 from langchain_core.documents import Document
 
 from retrievers.followup import (
+    FOCUSED_WEIGHT,
     OWN_TOPIC_CONTEXT_WEIGHT,
     PATHS,
     TopicWeights,
@@ -222,3 +223,28 @@ def test_retrieve_followup_with_a_fake_retriever(use_async: bool) -> None:
     assert pmids(out.documents)[0] == "3"
     alone = retriever.retrieve(args[0])
     assert pmids(alone.documents)[0] == "2"  # without history the topic is lost
+
+
+# ---- the focused search of a resolved follow-up (docs/conversations.md, fourth pass) ----------
+
+
+def test_a_resolved_follow_up_is_searched_a_third_time_in_focus() -> None:
+    prev = ["Do kids who had meningitis end up with lower IQ?"]
+    fu, res, focus = "does music therapy help them?", "kids meningitis lower IQ: music", "m"
+    assert plan_queries(fu, prev, res, resolved=True, focus=focus) == (
+        "resolved", [fu, res, focus])
+    # only the rules' resolution has a focus: an LLM rewrite is searched as before
+    assert plan_queries(fu, prev, res, focus=focus) == ("llm", [fu, res])
+    assert topic_weights("resolved", [], own_topic=False).focused == FOCUSED_WEIGHT
+    assert topic_weights("llm", [], own_topic=False).focused == 0.0
+
+
+def test_the_focused_search_lifts_what_it_agrees_on_but_brings_little_of_its_own() -> None:
+    as_written = scored(("a1", 1), ("a2", 1), ("gold", 1))
+    in_context = scored(("old1", 1), ("old2", 1), ("old3", 1), ("old4", 1), ("gold", 1))
+    weights = topic_weights("resolved", as_written, own_topic=False, own_words=True)
+    two = pmids(fuse_followup([as_written, in_context], c=5, k=3, weights=weights))
+    assert two[0] == "old1"  # the old topic's outcome outvotes the follow-up's
+    three = pmids(fuse_followup([as_written, in_context, scored(("gold", 1), ("f2", 1))],
+                                c=5, k=3, weights=weights))  # fmt: skip
+    assert three[0] == "gold" and "f2" not in three, three
