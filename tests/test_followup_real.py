@@ -48,6 +48,8 @@ def test_real_follow_ups_find_their_article_with_history(small_index_cfg, small_
     assert row["queries"] == [
         "What did their EEG power spectrum show?",
         "working memory studied in children with learning disorders: EEG power spectrum show?",
+        # in focus: its own words with the topic's group and subject only
+        "children working memory studied EEG power spectrum show",
     ]
     assert row["with_history"] == 1
 
