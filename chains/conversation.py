@@ -450,8 +450,9 @@ def resolve_next(
         added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if group is not None else previous.group
-    own = _added_words(rest)
-    focus = focus_query(core, own, new_group, corpus) if len(_own_terms(rest)) >= FOCUS_MIN_TERMS else ""
+    focus = ""
+    if len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
+        focus = focus_query(core, _added_words(rest), new_group, corpus)
     return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus)
 
 

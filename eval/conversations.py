@@ -86,7 +86,8 @@ def conversation_rows(
             "question": question,
             "type": list(turn.get("type") or []),
             "path": found.path,
-            "in_context": found.queries[min(1, len(found.queries) - 1)] if found.queries else searched,
+            # the as-written text, the resolved one, and the focused one (chains.conversation)
+            "in_context": found.queries[1] if len(found.queries) > 1 else searched,
             "focus": found.queries[2] if len(found.queries) > 2 else "",
             "standalone_gold": turn.get("standalone") or "",
             "with_history": rank_of([d.metadata["pmid"] for d in found.documents], gold),
