@@ -149,6 +149,21 @@ def small_retriever(small_index_cfg):
     return load_retriever(small_index_cfg)
 
 
+@pytest.fixture(scope="session")
+def smollm2_hf() -> Any:
+    """The packaged SmolLM2 GGUF through transformers (``llm.backend: huggingface``, CPU, 32 new
+    tokens), loaded once for the session: its dequantization takes about 40 s under load. A
+    module that wants another default length takes a copy (``model_copy``: the same weights;
+    ``max_new_tokens`` is only read when it generates)."""
+    from llms.hf_chat import LocalHFChatModel
+    from llms.llm import get_llm
+    from settings.config import HuggingFaceLLMConfig
+
+    model = get_llm(HuggingFaceLLMConfig(device="cpu", max_new_tokens=32))
+    assert isinstance(model, LocalHFChatModel)
+    return model
+
+
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's Chromium driven by Playwright, one per test module (skipped when it is absent);

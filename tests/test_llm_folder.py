@@ -61,8 +61,10 @@ def plain_copy(model: Any) -> Any:
 
 
 @pytest.fixture(scope="module")
-def gguf_llm() -> LocalHFChatModel:
-    return load(HuggingFaceLLMConfig(device="cpu", max_new_tokens=8))  # the packaged GGUF
+def gguf_llm(smollm2_hf: LocalHFChatModel) -> LocalHFChatModel:
+    """The packaged GGUF as load(HuggingFaceLLMConfig(device="cpu", max_new_tokens=8)) gives it:
+    the session's copy (tests/conftest.py), 8 new tokens."""
+    return smollm2_hf.model_copy(update={"max_new_tokens": 8})
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,6 @@ import re
 import pytest
 from langchain_core.messages import HumanMessage
 
-from app.config import HuggingFaceLLMConfig
 from llms.hf_chat import LocalHFChatModel
 
 pytestmark = pytest.mark.skipif(
@@ -20,12 +19,9 @@ pytestmark = pytest.mark.skipif(
 
 
 @pytest.fixture(scope="session")
-def real_llm() -> LocalHFChatModel:
-    from llms.llm import get_llm
-
-    model = get_llm(HuggingFaceLLMConfig(device="cpu", max_new_tokens=32))
-    assert isinstance(model, LocalHFChatModel)
-    return model
+def real_llm(smollm2_hf: LocalHFChatModel) -> LocalHFChatModel:
+    """HuggingFaceLLMConfig(device="cpu", max_new_tokens=32), loaded once for the session."""
+    return smollm2_hf
 
 
 def test_stream_returns_only_the_completion_and_greedy_is_deterministic(real_llm) -> None:
