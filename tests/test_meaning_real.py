@@ -79,7 +79,7 @@ def _judged(question: str, pmids: tuple[str, ...], articles: Any, encoder: Any) 
     classify = load_stance_classifier(Path(__file__).resolve().parents[1] / "prompts")
     stems = question_stems(question)
     stances = [source_stance(pool.sources[n - 1], question, stems, (), classify)
-               for n in coverage.addressing]  # fmt: skip
+               for n in coverage.complete]  # fmt: skip
     return judge(coverage, stances, yes_no=True)
 
 

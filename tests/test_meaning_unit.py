@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.concepts import check_coverage, question_concepts, question_stems
+from grounding.concepts import SCARCE_CHUNKS, check_coverage, question_concepts, question_stems
 from grounding.sources import SourcePool, SourceText
 from grounding.stance import (
     other_age_group,
@@ -220,3 +220,30 @@ def test_a_paper_on_another_age_group_does_not_answer_in_its_own_words() -> None
     assert other_age_group("Methylphenidate in adult ADHD", STIMULANT_Q)
     assert not other_age_group("Methylphenidate in adult ADHD", "Does it help adults focus?")
     assert not other_age_group("Methylphenidate in ADHD", STIMULANT_Q)
+
+
+def test_a_source_missing_one_concept_is_listed_but_never_decides() -> None:
+    # The corpus's own titles with one concept swapped for another article's ("Does training in
+    # FOSTER improve the patient-physician relationship ...?" over the empathic-skills trial)
+    # got verdicts from such sources. mutation caught: Coverage.complete returning
+    # self.addressing -> the source missing "mindfulness" is counted as deciding
+    q = "Does mindfulness training improve hippocampal volume in firefighters?"
+    missing_one = (
+        "Firefighters were randomised to cognitive training or rest. "
+        "Training improved hippocampal volume in firefighters."
+    )
+    whole = (
+        "Firefighters were randomised to mindfulness training or rest. "
+        "Mindfulness training improved hippocampal volume in firefighters."
+    )
+    class LargeCorpus(Vocabulary):
+        size = 10_000  # each concept in 30 of 10,000 chunks: rare, but not scarce
+
+    corpus = LargeCorpus(
+        [missing_one, whole]
+        + ["mindfulness", "hippocampal volume", "firefighters"] * (SCARCE_CHUNKS + 10)
+    )
+    pool = SourcePool.build(q, [missing_one, whole], HashEncoder())
+    coverage = check_coverage(question_concepts(q, corpus), pool)
+    assert coverage.addressing == [1, 2], coverage.per_source  # one gap is tolerated ...
+    assert coverage.complete == [2], coverage.per_source  # ... but only the whole match decides
