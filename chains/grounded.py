@@ -75,9 +75,10 @@ def judge_sources(
     corpus: CorpusTerms | None,
     classify: StanceClassifier | None = None,
 ) -> Judgement:
-    """Concept coverage of the question, then the stance of every source that covers its
-    essential concepts and has a relevant sentence, then the verdict they support, and the lead
-    sentence stating it with its deciding finding (:func:`grounding.lead.with_finding`).
+    """Concept coverage of the question, then the stance of every source that covers every one
+    of its essential concepts (:attr:`Coverage.complete`) and has a relevant sentence, then the
+    verdict they support, and the lead sentence stating it with its deciding finding
+    (:func:`grounding.lead.with_finding`).
 
     The concepts are the ``asked`` question's own; a follow-up searched in its conversation
     (``searched`` differs: "and does it hold when siblings are compared?" after "Is childhood IQ
@@ -94,7 +95,7 @@ def judge_sources(
             [(e.start, e.end) for e in evidence[n - 1]],
             classify,
         )
-        for n in coverage.addressing
+        for n in coverage.complete
         if any(e.similarity >= settings.relevance_bar for e in evidence[n - 1])
     ]
     j = judge(coverage, stances, yes_no=is_yes_no_question(asked))

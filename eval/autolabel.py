@@ -296,7 +296,7 @@ def judge_item(row: dict[str, Any], corpus: Any = None, classify: Any = None,
     coverage = check_coverage(concepts, pool, encoder)
     stems = question_stems(row["question"])
     stances = [source_stance(source, row["question"], stems, (), classify)
-               for _ in coverage.addressing]  # fmt: skip
+               for _ in coverage.complete]  # fmt: skip
     j = judge(coverage, stances, yes_no=True)
     st = stances[0] if stances else None
     return {

@@ -51,3 +51,47 @@ def test_a_question_in_lay_words_finds_its_paper_and_gets_a_verdict(
     assert LAY_GOLD in [s.pmid for s in result.sources], [s.pmid for s in result.sources]
     assert result.addresses_question, result.answer
     assert result.verdict == "yes", result.answer
+
+
+STIMULANT_Q = "Does taking methylphenidate (or Ritalin) help kids with ADHD focus better?"
+# the same drug, other questions: its adverse events in children (a Cochrane review of
+# non-randomised studies) and a framework for prescribing it off-label to ADULTS
+SAME_DRUG_OTHER_QUESTION = ("29744873", "30122296")
+
+
+def _judged(question: str, pmids: tuple[str, ...], articles: Any, encoder: Any) -> Any:
+    from pathlib import Path
+
+    from grounding.classifier import load_stance_classifier
+    from grounding.concepts import question_stems
+    from grounding.consensus import judge
+    from grounding.sources import SourcePool
+    from grounding.stance import source_stance
+
+    by_pmid = {a.pmid: a for a in articles}
+    missing = [p for p in pmids if p not in by_pmid]
+    if missing:
+        pytest.skip(f"PMIDs {missing} are not in the shared corpus (shared data changed?)")
+    chosen = [by_pmid[p] for p in pmids]
+    pool = SourcePool.build(question, [a.abstract for a in chosen], encoder,
+                            pmids=list(pmids), titles=[a.title for a in chosen])  # fmt: skip
+    coverage = check_coverage(question_concepts(question), pool, encoder)
+    classify = load_stance_classifier(Path(__file__).resolve().parents[1] / "prompts")
+    stems = question_stems(question)
+    stances = [source_stance(pool.sources[n - 1], question, stems, (), classify)
+               for n in coverage.complete]  # fmt: skip
+    return judge(coverage, stances, yes_no=True)
+
+
+def test_papers_on_the_same_drug_about_another_outcome_or_group_give_no_yes(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in the chat: "Yes (2 of 2 studies)" from "... adverse events ... led to withdrawal"
+    # and "this framework could also help the monitoring of other off-label treatments".
+    # mutations caught: the own-words "yes" without the outcome check (names_outcome -> True)
+    # -> "yes" from the withdrawal sentence; without the other-age-group title check -> "yes"
+    # from the adult paper's "help"
+    j = _judged(STIMULANT_Q, SAME_DRUG_OTHER_QUESTION, shared_articles, encoder)
+    assert j.verdict is None, j.lead
+    assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
+

@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.concepts import check_coverage, question_concepts, question_stems
+from grounding.concepts import SCARCE_CHUNKS, check_coverage, question_concepts, question_stems
 from grounding.sources import SourcePool, SourceText
 from grounding.stance import (
+    other_age_group,
     question_relation,
     relation_stance,
     sentence_stance,
@@ -182,3 +183,67 @@ def test_a_concept_is_placed_as_a_whole_word() -> None:
     rel = question_relation("Are women more cognitively impaired than men?")
     sides = dict(zip([sorted(c)[0] for c in rel.concepts], rel.sides, strict=True))
     assert sides["women"] == 0 and sides["men"] == 1, sides
+
+
+STIMULANT_Q = "Does methylphenidate help children with ADHD focus better?"
+
+
+def test_an_affirmative_finding_about_another_outcome_decides_nothing() -> None:
+    # mutation caught: _own_words_yes without Relation.names_outcome -> "yes" from a sentence
+    # on withdrawals (seen in the chat: "Yes (2 of 2 studies)" for Ritalin and focus)
+    other = (
+        "Methylphenidate is the first-line treatment of ADHD. Withdrawal from methylphenidate "
+        "occurred in 1.2% and adverse events of unknown severity led to withdrawal in 7.3%."
+    )
+    assert _stance(STIMULANT_Q, other) != "yes"
+    # the control: a finding in the abstract's own words that names the outcome still says yes
+    # (mutation caught: the own-words yes removed -> unclear)
+    own = (
+        "Methylphenidate was given to 120 children with ADHD for 12 weeks. The treatment "
+        "improved attention in children with ADHD."
+    )
+    assert _stance(STIMULANT_Q, own) == "yes"
+
+
+def test_a_paper_on_another_age_group_does_not_answer_in_its_own_words() -> None:
+    # mutation caught: source_stance ignoring other_age_group -> "yes" from the adult paper's
+    # "could also help" (seen in the chat for a question about kids)
+    abstract = (
+        "We describe a framework for prescribing methylphenidate. This framework could also "
+        "help children with ADHD focus on the monitoring of other treatments."
+    )
+    adults = SourceText.build(1, abstract, title="Prescribing methylphenidate in adult ADHD")
+    kids = SourceText.build(1, abstract, title="Prescribing methylphenidate in children")
+    stems = question_stems(STIMULANT_Q)
+    assert source_stance(adults, STIMULANT_Q, stems).stance != "yes"
+    assert source_stance(kids, STIMULANT_Q, stems).stance == "yes"
+    assert other_age_group("Methylphenidate in adult ADHD", STIMULANT_Q)
+    assert not other_age_group("Methylphenidate in adult ADHD", "Does it help adults focus?")
+    assert not other_age_group("Methylphenidate in ADHD", STIMULANT_Q)
+
+
+def test_a_source_missing_one_concept_is_listed_but_never_decides() -> None:
+    # The corpus's own titles with one concept swapped for another article's ("Does training in
+    # FOSTER improve the patient-physician relationship ...?" over the empathic-skills trial)
+    # got verdicts from such sources. mutation caught: Coverage.complete returning
+    # self.addressing -> the source missing "mindfulness" is counted as deciding
+    q = "Does mindfulness training improve hippocampal volume in firefighters?"
+    missing_one = (
+        "Firefighters were randomised to cognitive training or rest. "
+        "Training improved hippocampal volume in firefighters."
+    )
+    whole = (
+        "Firefighters were randomised to mindfulness training or rest. "
+        "Mindfulness training improved hippocampal volume in firefighters."
+    )
+    class LargeCorpus(Vocabulary):
+        size = 10_000  # each concept in 30 of 10,000 chunks: rare, but not scarce
+
+    corpus = LargeCorpus(
+        [missing_one, whole]
+        + ["mindfulness", "hippocampal volume", "firefighters"] * (SCARCE_CHUNKS + 10)
+    )
+    pool = SourcePool.build(q, [missing_one, whole], HashEncoder())
+    coverage = check_coverage(question_concepts(q, corpus), pool)
+    assert coverage.addressing == [1, 2], coverage.per_source  # one gap is tolerated ...
+    assert coverage.complete == [2], coverage.per_source  # ... but only the whole match decides
