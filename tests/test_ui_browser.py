@@ -68,6 +68,7 @@ def test_streamed_answer_with_sources_linked_to_retrieved_pubmed_ids(
     assert all(target == "_blank" for _, _, target in links)
     # each source's passage is a side element named like its marker
     markers = answer.locator("a.element-link")
+    markers.first.wait_for(timeout=60_000)  # the markers become links as the panels arrive
     assert markers.count() >= len(links)
     for n in range(1, len(links) + 1):
         assert f"[{n}]" in markers.all_inner_texts()

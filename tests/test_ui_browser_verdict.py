@@ -56,6 +56,8 @@ def test_null_finding_sources_show_no_badges_and_the_answer_says_no(chat: ChatPa
     verdict_line = answer.locator("[role=article]").first  # its first paragraph
     line = verdict_line.inner_text()
     assert not re.search(r"\[\d+,", line), line
+    # the markers become links when the answer's panels arrive, just after its text
+    verdict_line.locator("a.element-link").first.wait_for(timeout=60_000)
     links = set(verdict_line.locator("a.element-link").all_inner_texts())
     assert set(re.findall(r"\[\d+\]", line)) <= links, (line, links)
     chat.screenshot("verdict_null_finding.png")
