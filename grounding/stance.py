@@ -426,9 +426,11 @@ def question_relation(question: str) -> Relation:
     from grounding.concepts import question_concepts
 
     found = [c for c in question_concepts(question) if c.words]
-    # a concept is found by its specific words ("BILATERAL hearing loss") when it has any
-    concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) for c in found)
-    broad = tuple(frozenset(stem(w) for w in c.words) for c in found)
+    # a concept is found by its specific words ("BILATERAL hearing loss") when it has any, and a
+    # drug by its generic names too ("Ritalin": methylphenidate)
+    concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) | _generic_stems(c.words)
+                     for c in found)  # fmt: skip
+    broad = tuple(frozenset(stem(w) for w in c.words) | _generic_stems(c.words) for c in found)
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)
     lead = _LEADING_SCOPE.match(question)
@@ -438,6 +440,14 @@ def question_relation(question: str) -> Relation:
         sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
                       for c in found)  # fmt: skip
     return Relation(concepts, populations, sides, broad)
+
+
+def _generic_stems(words: Sequence[str]) -> frozenset[str]:
+    """The stems of the generic names of the drugs among ``words`` (brand names)."""
+    from indexing.drug_names import drug_names
+
+    lexicon = drug_names()
+    return frozenset(s for w in words for g in lexicon.generic_of(w) for s in stems_of(g))
 
 
 _SCOPE = re.compile(

@@ -247,3 +247,18 @@ def test_a_source_missing_one_concept_is_listed_but_never_decides() -> None:
     coverage = check_coverage(question_concepts(q, corpus), pool)
     assert coverage.addressing == [1, 2], coverage.per_source  # one gap is tolerated ...
     assert coverage.complete == [2], coverage.per_source  # ... but only the whole match decides
+
+
+def test_a_brand_named_exposure_is_checked_by_its_generic_name_clause_by_clause() -> None:
+    # Seen in the chat: "Does taking Ritalin help kids ...?" got "Yes" from a sentence naming
+    # ADHD alone, because the abstract names Ritalin only as methylphenidate and the exposure
+    # fell out of the relation. mutation caught: question_relation without _generic_stems
+    q = "Does taking Ritalin help kids with ADHD focus better?"
+    relation = question_relation(q)
+    assert any("methylphenid" in c for c in relation.concepts), relation.concepts
+    abstract = (
+        "We describe prescribing of methylphenidate. This framework could also help the "
+        "monitoring of other off-label treatments for ADHD."
+    )
+    source = SourceText.build(1, abstract, title="Off-label methylphenidate in adult ADHD")
+    assert source_stance(source, q, question_stems(q)).stance != "yes"
