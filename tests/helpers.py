@@ -3,6 +3,8 @@ plumbing in tests/browser/harness.py)."""
 
 from __future__ import annotations
 
+import ast
+import gc
 from pathlib import Path
 from typing import Any
 
@@ -35,3 +37,17 @@ async def until(check: Any, shown: Any, timeout_s: float = 30) -> None:
     while not check():
         assert asyncio.get_running_loop().time() < deadline, shown
         await asyncio.sleep(0.01)
+
+
+def parse_python(source: Path | str) -> ast.Module:
+    """``ast.parse`` of a source file (or its text) with the garbage collector held off.
+    Python 3.11.7's AST constructor counts its recursion depth and raises "SystemError: AST
+    constructor recursion depth mismatch" when a collection in the middle runs Python
+    finalizers (seen in CI: an earlier test's unretrieved asyncio futures logged their errors
+    during the parse)."""
+    text = source.read_text(encoding="utf-8") if isinstance(source, Path) else source
+    gc.disable()
+    try:
+        return ast.parse(text)
+    finally:
+        gc.enable()

@@ -14,6 +14,7 @@ from retrievers.articles import ARTICLE_TEXT, article_text, join_chunks, whole_a
 from retrievers.hybrid import HybridRetriever
 from settings.config import Config
 from tests.fake_retriever import FakeBackendBase, FakeEncoder
+from tests.helpers import parse_python
 
 REPO = Path(__file__).resolve().parents[1]
 FIRST = "Statins were given to 40 adults. Migraine days fell by half."
@@ -75,7 +76,7 @@ def test_nothing_above_the_retriever_asks_the_search_for_article_text() -> None:
         f"{path.relative_to(REPO)}:{node.lineno}"
         for package in ("grounding", "chains")
         for path in sorted((REPO / package).rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        for node in ast.walk(parse_python(path))
         if isinstance(node, ast.Attribute) and node.attr == "article_chunks"
     ]
     assert not calls, "grounding/chains reach into the search for article text: " + str(calls)

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import parse_python
+
 REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("chains", "grounding")
 MAX_LINES = 60  # from ``def`` (decorators excluded) to the last line of the body
@@ -31,7 +33,7 @@ def long_functions(source: str, max_lines: int = MAX_LINES) -> list[tuple[str, i
             else:
                 visit(child, prefix)
 
-    visit(ast.parse(source), "")
+    visit(parse_python(source), "")
     return out
 
 

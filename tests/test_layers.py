@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.helpers import parse_python
+
 REPO = Path(__file__).resolve().parents[1]
 LAYERS: dict[str, int] = {
     "settings": 0,
@@ -36,7 +38,7 @@ def project_imports(path: Path) -> list[tuple[int, str]]:
     """(line, top-level package) of every import of a project package in the file, including
     imports inside functions."""
     out = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in ast.walk(parse_python(path)):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             names = [node.module]
         elif isinstance(node, ast.Import):
@@ -91,7 +93,7 @@ def module_graph() -> dict[str, set[str]]:
     graph: dict[str, set[str]] = {}
     for name, path in modules.items():
         found: set[str] = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(parse_python(path)):
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
                 for alias in node.names:
                     full = f"{node.module}.{alias.name}"

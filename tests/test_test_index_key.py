@@ -7,6 +7,7 @@ import ast
 from pathlib import Path
 
 from tests.conftest import INDEX_CODE, REPO
+from tests.helpers import parse_python
 
 BUILD = "indexing.build"
 _TYPE_CHECKING = {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
@@ -33,7 +34,7 @@ def _imported_modules(path: Path, package: str, project: set[str]) -> set[str]:
     import c`` counts ``a.b`` and, when it is a module, ``a.b.c``. Imports under ``if
     TYPE_CHECKING:`` never run (annotations only), so they cannot change what is built."""
     names: set[str] = set()
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parse_python(path)
     typing_only = {
         id(inner)
         for node in ast.walk(tree)
@@ -78,7 +79,7 @@ def _rel(path: Path) -> str:
 
 
 def _only_a_docstring(path: Path) -> bool:
-    body = ast.parse(path.read_text(encoding="utf-8")).body
+    body = parse_python(path).body
     return all(isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) for node in body)
 
 
