@@ -356,6 +356,14 @@ _NEGATION = _rx(r"not", r"no", r"neither", r"nor", r"never", r"without", r"\w+n'
                 r"fail\w*", r"lack\w*", r"absen\w+", r"none")  # fmt: skip
 
 
+def _stems_with(text: str, aliases: dict[str, frozenset[str]] | None) -> set[str]:
+    """The stems of ``text``, with the long forms of the abbreviations it uses."""
+    stems = stems_of(text)
+    for w in words_of(text):
+        stems |= (aliases or {}).get(w.lower(), frozenset())
+    return stems
+
+
 @dataclass(frozen=True)
 class Relation:
     """What the question asks about, as a sentence must state it to decide: its concepts (the
@@ -387,9 +395,7 @@ class Relation:
         """Whether ``text`` names enough of the relation (a concept of each side of the
         question's relation word, else two of its concepts, or the one there is) and no
         population other than the one asked about."""
-        stems = stems_of(text)
-        for w in words_of(text) if aliases else ():
-            stems |= (aliases or {}).get(w, frozenset())
+        stems = _stems_with(text, aliases)
         if self.sides and {0, 1} <= set(self.sides):
             found = {side for c, side in zip(self.concepts, self.sides, strict=True) if c & stems}
             if not {0, 1} <= found:
@@ -402,9 +408,7 @@ class Relation:
         """Whether ``text`` names the question's outcome in any of its words (or an abbreviation
         the abstract defines): a concept after the relation word; without one, two of the
         question's concepts (or the one there is)."""
-        stems = stems_of(text)
-        for w in words_of(text):
-            stems |= (aliases or {}).get(w.lower(), frozenset())
+        stems = _stems_with(text, aliases)
         broad = self.broad or self.concepts
         named = [bool((c | b) & stems) for c, b in zip(self.concepts, broad, strict=True)]
         if 1 in self.sides:
