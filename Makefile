@@ -33,12 +33,9 @@ index: install
 serve: install
 	$(PY) -m app serve
 
-## make test: install, lint, then the whole suite (browser and PostgreSQL tests included) on
-## TEST_WORKERS pytest-xdist workers, one test file (or shared-resource group, tests/conftest.py)
-## per unit of work; TEST_WORKERS=0 runs it in this process
-TEST_WORKERS ?= 2
+## make test: install, lint, then the whole suite (browser and PostgreSQL tests included)
 test: install browser postgres lint
-	$(PY) -m pytest -q -rs -p no:cacheprovider -n $(TEST_WORKERS) --dist loadgroup --durations=25
+	$(PY) -m pytest -q -rs -p no:cacheprovider
 
 lint: install
 	$(PY) -m ruff check .

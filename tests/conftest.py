@@ -184,29 +184,6 @@ CI_ALLOWED_SKIPS = (
 )
 
 
-# `make test` runs two pytest-xdist workers with `--dist loadgroup`. Each test file is one unit of
-# work, so its module fixtures (a chat server, a built index) start once on one worker; files that
-# use a resource only one process may hold at a time share a group and run on the same worker.
-SHARED_RESOURCE_GROUPS = {
-    "milvus-lite": ("test_milvus_lite.py", "test_milvus_server.py", "test_ui_browser_milvus.py"),
-}
-
-
-def xdist_group_of(filename: str) -> str:
-    """The xdist group a test file runs in: its shared resource's, else the file itself."""
-    for group, files in SHARED_RESOURCE_GROUPS.items():
-        if filename in files:
-            return group
-    return filename
-
-
-@pytest.hookimpl(tryfirst=True)  # before xdist reads the marks (its own modifyitems hook)
-def pytest_collection_modifyitems(items):  # noqa: ANN001, ANN201 - pytest hook
-    for item in items:
-        if item.get_closest_marker("xdist_group") is None:
-            item.add_marker(pytest.mark.xdist_group(xdist_group_of(item.path.name)))
-
-
 def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("1", "true", "yes")
 
