@@ -66,7 +66,9 @@ NON_FINDING_NEGATIONS = re.compile(
 # not ask about).
 SCOPED_NOT = re.compile(
     r"(?:,?\s*\b(?:but|and|yet|though)\s+not\b|\(\s*not\b|,\s*not\b)\s*(?:(?:in|for|with|among|on|of|"
-    r"by|to|at|during)\b)?\s*((?:[\w'-]+ ?){1,4})",
+    r"by|to|at|during)\b)?\s*((?:(?!(?:or|nor)\b)[\w'-]+ ?){1,4}"
+    # a coordinated list is negated as a whole ("but not technical innovation rate OR BRAIN SIZE")
+    r"(?:,?\s*(?:or|nor)\s+(?:(?!(?:or|nor)\b)[\w'-]+ ?){1,4})*)",
     re.IGNORECASE,
 )
 
@@ -289,6 +291,9 @@ class SentenceStance:
     cue: str
 
 
+_LIST_ITEM_BREAK = re.compile(r",|\b(?:or|nor)\b", re.IGNORECASE)
+
+
 def _scoped_out(text: str, question_stems: set[str]) -> tuple[str, str | None]:
     """``text`` with "but not X" parts removed when X is not what the question asks about;
     returns (text left, the cue of a scoped negation that IS about the question, if any)."""
@@ -297,9 +302,11 @@ def _scoped_out(text: str, question_stems: set[str]) -> tuple[str, str | None]:
     def drop(m: re.Match[str]) -> str:
         nonlocal asked
         # the negation is about the first word after it ("bilateral but not UNILATERAL hearing
-        # loss", "improved mood, but not ATTENTION"): about the question only if that word is
-        words = [w for w in words_of(m.group(1)) if w not in STOPWORDS]
-        if words and stem(words[0]) in question_stems:
+        # loss", "improved mood, but not ATTENTION"), or each item's of a negated list ("but
+        # not technical innovation rate or BRAIN size"): about the question only if one is
+        firsts = [next((w for w in words_of(item) if w not in STOPWORDS), "")
+                  for item in _LIST_ITEM_BREAK.split(m.group(1))]  # fmt: skip
+        if any(w and stem(w) in question_stems for w in firsts):
             asked = asked or m.group(0).strip(" ,(")
             return m.group(0)
         return " "
@@ -637,6 +644,34 @@ def _answer_sentences(source: SourceText, n_last: int = 3) -> list[Sentence]:
     return sentences[-n_last:]
 
 
+# A sentence that opens by setting itself against the one before it ("In contrast, diet
+# generalist species had larger brains" after "Habitat generalism was not related to brain size")
+_CONTRAST_OPENING = re.compile(
+    r"^\W*(?:in contrast|by contrast|contrary to|conversely|on the other hand|however|whereas|"
+    r"unlike|instead)\b",
+    re.IGNORECASE,
+)
+
+
+# How far back the finding a contrast is set against may lie (an interpretation may come between:
+# "Habitat generalism was not related to brain size. This suggests ... In contrast, ...")
+CONTRASTED_WINDOW = 2
+
+
+def _contrasted(sentences: Sequence[Sentence], candidates: Sequence[Sentence]) -> list[Sentence]:
+    """The sentences the candidates that open with a contrast are set against (the
+    CONTRASTED_WINDOW before each): a finding stated as a contrast is half of a pair, and the
+    other half may be the one about the question's own relation."""
+    out: list[Sentence] = []
+    for i, sentence in enumerate(sentences):
+        if sentence not in candidates or not _CONTRAST_OPENING.match(sentence.text):
+            continue
+        for before in sentences[max(0, i - CONTRASTED_WINDOW) : i]:
+            if before not in candidates and before not in out:
+                out.append(before)
+    return out
+
+
 # (stance features) -> probability of each of "yes", "no", "maybe" (a fitted classifier)
 StanceClassifier = Callable[[dict[str, float]], dict[str, float]]
 
@@ -665,6 +700,7 @@ def source_stance(
     candidates = answer + [
         s for s in source.sentences if (s.start, s.end) in findings and s not in answer
     ]
+    candidates += _contrasted(source.sentences, candidates)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
     aliases, relation = _source_relation(source, question)

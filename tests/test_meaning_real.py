@@ -95,3 +95,24 @@ def test_papers_on_the_same_drug_about_another_outcome_or_group_give_no_yes(
     assert j.verdict is None, j.lead
     assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
 
+
+
+# Abstracts whose last sentences state a sibling relation "in contrast" to the question's own
+# finding, a null one (verdict_traps_dev's "other relation" trap), each with its question
+CONTRASTED = (
+    ("Do habitat generalist bird species have larger brains?", "24910268"),
+    ("Is general intelligence associated with the number or size of modules in resting-state "
+     "brain networks?", "29167455"),
+)  # fmt: skip
+
+
+@pytest.mark.parametrize(("question", "pmid"), CONTRASTED)
+def test_a_sibling_finding_stated_in_contrast_does_not_answer_the_question(
+    question: str, pmid: str, shared_articles: Any, encoder: Any
+) -> None:
+    # Both once answered "Yes (1 study)" from the contrasted sibling ("diet generalist species
+    # had ... larger brains"; "associations between intelligence and node-specific measures").
+    # mutations caught: source_stance without _contrasted -> "yes" for both; SCOPED_NOT
+    # negating only a list's first item -> "yes" for the birds
+    j = _judged(question, (pmid,), shared_articles, encoder)
+    assert j.verdict == "no", j.lead

@@ -262,3 +262,32 @@ def test_a_brand_named_exposure_is_checked_by_its_generic_name_clause_by_clause(
     )
     source = SourceText.build(1, abstract, title="Off-label methylphenidate in adult ADHD")
     assert source_stance(source, q, question_stems(q)).stance != "yes"
+
+
+HABITAT_Q = "Do habitat generalist bird species have larger brains?"
+
+
+def test_a_negated_list_negates_each_of_its_items() -> None:
+    # mutation caught: SCOPED_NOT's group back to one run of words (the list's first item only)
+    # -> "yes" from "positively related" (verdict_traps_dev td020's deciding sentence)
+    sentence = (
+        "Habitat generalism was positively related with food type innovation rate, but not "
+        "technical innovation rate or brain size."
+    )
+    read = sentence_stance(sentence, question_stems(HABITAT_Q))
+    assert (read.stance, read.cue) == ("no", "but not technical innovation rate or brain size")
+    # the control: a negated list of things the question does not ask about is set aside
+    other = "Habitat generalism was related to larger brains, but not to diet or body mass."
+    assert sentence_stance(other, question_stems(HABITAT_Q)).stance == "yes"
+
+
+def test_a_finding_stated_as_a_contrast_is_read_with_what_it_contrasts() -> None:
+    # mutation caught: source_stance without _contrasted -> "yes" from the sibling relation
+    # ("diet generalist") that the last sentences state in contrast to the question's own
+    abstract = (
+        "We compared 765 bird species. Generalism was measured by habitat and by diet. "
+        "Habitat generalist species did not have larger brains than specialist species. "
+        "This suggests that habitat breadth needs no extra cognition. In contrast, diet "
+        "generalist species had larger brains. Our results separate two routes to generalism."
+    )
+    assert _stance(HABITAT_Q, abstract) == "no"
