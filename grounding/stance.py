@@ -384,6 +384,9 @@ class Relation:
     # each concept's words' stems, all of them: what names it when the abstract never uses its
     # specific words ("heart anomalies" for "congenital heart defects")
     broad: tuple[frozenset[str], ...] = ()
+    # the stems of each two adjacent words that name a concept together ("habitat generalist",
+    # "cognitive flexibility"): either alone may name another concept
+    pairs: tuple[tuple[str, str], ...] = ()
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -396,7 +399,7 @@ class Relation:
         keep = [i for i, key in enumerate(keys) if key & source_stems]
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
-                        tuple(broad[i] for i in keep))  # fmt: skip
+                        tuple(broad[i] for i in keep), self.pairs)  # fmt: skip
 
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
@@ -422,6 +425,27 @@ class Relation:
             return any(n for side, n in zip(self.sides, named, strict=True) if side == 1)
         return sum(named) >= min(2, len(named))
 
+    def names_sibling(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
+        """Whether ``text`` names another concept in the place of one of the question's: one
+        word of a two-word concept beside a different word where the other belongs ("DIET
+        generalist species" for "habitat generalist", "cognitive DOMAINS" for "cognitive
+        flexibility"), the other word nowhere in the text. Such a text is about a sibling of
+        the question's concept: it decides nothing, in either path."""
+        words = words_of(text)
+        stems = [stem(w) for w in words]
+        present = set(stems) | _stems_with(text, aliases)
+        for first, second in self.pairs:
+            if first in present and second not in present and any(
+                s == first and i + 1 < len(words) and _qualifier(words[i + 1])
+                for i, s in enumerate(stems)
+            ):
+                return True
+            if second in present and first not in present and any(
+                s == second and i > 0 and _qualifier(words[i - 1]) for i, s in enumerate(stems)
+            ):
+                return True
+        return False
+
     def other_population(self, text: str) -> bool:
         """Whether ``text`` is scoped to a population the question does not ask about ("in
         women", asked "in men")."""
@@ -429,6 +453,21 @@ class Relation:
         return bool(self.populations) and any(
             words & group and not words & self.populations for group in POPULATIONS
         )
+
+
+def _qualifier(word: str) -> bool:
+    """Whether ``word`` can stand where a concept's word belongs: a content word, not one that
+    frames a question ("higher", "more") nor an adverb."""
+    from grounding.concepts import QUESTION_FRAME
+
+    return (word.isalpha() and len(word) > 2 and word not in STOPWORDS
+            and word not in QUESTION_FRAME and not word.endswith("ly"))  # fmt: skip
+
+
+def _adjacent_pairs(words: Sequence[str], key: Sequence[str]) -> list[tuple[str, str]]:
+    """The stems of each two adjacent words of a concept that both name it (``key``)."""
+    return [(stem(a), stem(b)) for a, b in zip(words, words[1:], strict=False)
+            if a in key and b in key]  # fmt: skip
 
 
 def question_relation(question: str) -> Relation:
@@ -450,7 +489,8 @@ def question_relation(question: str) -> Relation:
     if verb is not None:
         sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
                       for c in found)  # fmt: skip
-    return Relation(concepts, populations, sides, broad)
+    pairs = tuple(p for c in found for p in _adjacent_pairs(c.words, c.essential or c.words))
+    return Relation(concepts, populations, sides, broad, pairs)
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -529,9 +569,28 @@ def _with_subjects(parts: list[str]) -> list[str]:
     return out
 
 
+# The last two items of a serial list ("cognitive flexibility, ORIENTING, AND conflict control
+# were not associated with ..."): its ", and" joins the list's items, it starts no clause; an item
+# with a verb ("attention WAS unchanged, and ...") ends a clause
+_SERIAL_LIST_END = re.compile(r"(,\s*(?:[\w'-]+\s+){0,2}[\w'-]+),(\s+(?:and|or)\s)", re.IGNORECASE)
+_FINITE_VERB = re.compile(
+    r"\b(?:was|were|is|are|has|have|had|did|does|do|be|been|\w{3,}ed)\b", re.IGNORECASE
+)
+
+
+def _joined_lists(text: str) -> str:
+    """``text`` with the comma before a serial list's "and"/"or" dropped (:data:`CLAUSE_BREAK`
+    then keeps the list in one clause)."""
+
+    def join(m: re.Match[str]) -> str:
+        return m.group(0) if _FINITE_VERB.search(m.group(1)) else m.group(1) + m.group(2)
+
+    return _SERIAL_LIST_END.sub(join, text)
+
+
 def clauses(text: str) -> list[str]:
-    """The sentence's clauses (:data:`CLAUSE_BREAK`)."""
-    parts = [p.strip(" ,") for p in CLAUSE_BREAK.split(text)]
+    """The sentence's clauses (:data:`CLAUSE_BREAK`); a serial list stays in one."""
+    parts = [p.strip(" ,") for p in CLAUSE_BREAK.split(_joined_lists(text))]
     return [p for p in parts if p]
 
 
@@ -569,6 +628,7 @@ def relation_stance(
                  asks_sameness)
         for p, named in zip(parts, _with_subjects(parts), strict=True)
         if relation.stated_in(named, aliases) and not RECOMMENDATION.search(p)
+        and not relation.names_sibling(p, aliases)
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
@@ -767,8 +827,11 @@ def _candidate_stance(
     sameness: bool,
     own_question: bool = True,
 ) -> SentenceStance | None:
-    """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
-    conclusion about another population)."""
+    """One candidate sentence's reading; None when it decides nothing (a recommendation, a
+    conclusion about another population, a sentence about a sibling of one of the question's
+    concepts)."""
+    if relation.names_sibling(sentence.text, aliases):
+        return None
     if not shares_words:  # the labelled conclusion about the study's own question
         read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
         return None if RECOMMENDATION.search(sentence.text) else read

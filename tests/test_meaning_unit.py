@@ -10,6 +10,7 @@ import pytest
 from grounding.concepts import SCARCE_CHUNKS, check_coverage, question_concepts, question_stems
 from grounding.sources import SourcePool, SourceText
 from grounding.stance import (
+    clauses,
     other_age_group,
     question_relation,
     relation_stance,
@@ -291,3 +292,35 @@ def test_a_finding_stated_as_a_contrast_is_read_with_what_it_contrasts() -> None
         "generalist species had larger brains. Our results separate two routes to generalism."
     )
     assert _stance(HABITAT_Q, abstract) == "no"
+
+
+FLEXIBILITY_Q = (
+    "Is cognitive flexibility associated with young drivers' performance in a driving simulator?"
+)
+
+
+def test_a_sentence_about_a_sibling_concept_decides_nothing() -> None:
+    # mutation caught: Relation.names_sibling returning False -> "yes" from "cognitive DOMAINS"
+    # (another concept in the place of "cognitive flexibility"), through the clause path
+    relation = question_relation(FLEXIBILITY_Q)
+    sibling = "Education was associated with better performance across different cognitive domains."
+    abstract = f"We tested 120 drivers in a driving simulator. {sibling}"
+    assert _stance(FLEXIBILITY_Q, abstract) != "yes"
+    assert relation.names_sibling(sibling)
+    # the controls: the concept itself, or both words apart, is no sibling
+    assert not relation.names_sibling("Cognitive flexibility predicted driving performance.")
+    assert not relation.names_sibling("Flexibility, a cognitive skill, predicted performance.")
+    assert not question_relation(HABITAT_Q).names_sibling("Highly generalist species thrive.")
+    assert question_relation(HABITAT_Q).names_sibling("Diet generalist species had larger brains.")
+
+
+def test_a_serial_list_is_one_clause() -> None:
+    # mutation caught: clauses() without _joined_lists -> the list's ", and" splits off the
+    # null finding from the concept it is about ("unclear" instead of "no")
+    sentence = (
+        "Measures of cognitive flexibility, orienting, and conflict executive control were not "
+        "associated with driving performance under either condition."
+    )
+    assert _stance(FLEXIBILITY_Q, f"We tested 40 young drivers. {sentence}") == "no"
+    # the control: a clause with its own verb still parts at ", and"
+    assert len(clauses("X improved memory, attention was unchanged, and Y decreased.")) == 2
