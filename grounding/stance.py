@@ -426,22 +426,19 @@ class Relation:
         return sum(named) >= min(2, len(named))
 
     def names_sibling(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
-        """Whether ``text`` names another concept in the place of one of the question's: one
-        word of a two-word concept beside a different word where the other belongs ("DIET
-        generalist species" for "habitat generalist", "cognitive DOMAINS" for "cognitive
-        flexibility"), the other word nowhere in the text. Such a text is about a sibling of
-        the question's concept: it decides nothing, in either path."""
+        """Whether ``text`` names another concept in the place of one of the question's: the
+        first word of a two-word concept followed by a different word where the second belongs
+        ("cognitive DOMAINS" for "cognitive flexibility"), the second word nowhere in the text.
+        Such a text is about a sibling of the question's concept: it decides nothing, in either
+        path. (A different FIRST word is not read so: "central discharges" are a kind of the
+        "epileptiform discharges" asked about.)"""
         words = words_of(text)
         stems = [stem(w) for w in words]
         present = set(stems) | _stems_with(text, aliases)
         for first, second in self.pairs:
-            if first in present and second not in present and any(
+            if first in present and not _named(second, present | set(words)) and any(
                 s == first and i + 1 < len(words) and _qualifier(words[i + 1])
                 for i, s in enumerate(stems)
-            ):
-                return True
-            if second in present and first not in present and any(
-                s == second and i > 0 and _qualifier(words[i - 1]) for i, s in enumerate(stems)
             ):
                 return True
         return False
@@ -453,6 +450,19 @@ class Relation:
         return bool(self.populations) and any(
             words & group and not words & self.populations for group in POPULATIONS
         )
+
+
+def _named(stem_: str, present: set[str]) -> bool:
+    """Whether a stem, or a word of the same family ("generalism" for "generalist": the same
+    first FAMILY_PREFIX letters), is among ``present`` (stems and words)."""
+    return stem_ in present or (
+        len(stem_) >= FAMILY_PREFIX
+        and any(s[:FAMILY_PREFIX] == stem_[:FAMILY_PREFIX] for s in present)
+    )
+
+
+# How many first letters make two words one family for :func:`_named`
+FAMILY_PREFIX = 7
 
 
 def _qualifier(word: str) -> bool:

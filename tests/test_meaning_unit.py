@@ -310,8 +310,11 @@ def test_a_sentence_about_a_sibling_concept_decides_nothing() -> None:
     # the controls: the concept itself, or both words apart, is no sibling
     assert not relation.names_sibling("Cognitive flexibility predicted driving performance.")
     assert not relation.names_sibling("Flexibility, a cognitive skill, predicted performance.")
-    assert not question_relation(HABITAT_Q).names_sibling("Highly generalist species thrive.")
-    assert question_relation(HABITAT_Q).names_sibling("Diet generalist species had larger brains.")
+    habitat = question_relation(HABITAT_Q)
+    assert not habitat.names_sibling("Habitat generalism was not related to brain size.")
+    # another FIRST word is a kind, not a sibling ("central discharges" of "epileptiform
+    # discharges"): measured, reading it as a sibling cost verdict_dev 4 right verdicts
+    assert not habitat.names_sibling("Diet generalist species had larger brains.")
 
 
 def test_a_serial_list_is_one_clause() -> None:
