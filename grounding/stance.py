@@ -384,9 +384,6 @@ class Relation:
     # each concept's words' stems, all of them: what names it when the abstract never uses its
     # specific words ("heart anomalies" for "congenital heart defects")
     broad: tuple[frozenset[str], ...] = ()
-    # the stems of each two adjacent words that name a concept together ("habitat generalist",
-    # "cognitive flexibility"): either alone may name another concept
-    pairs: tuple[tuple[str, str], ...] = ()
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -399,7 +396,7 @@ class Relation:
         keep = [i for i, key in enumerate(keys) if key & source_stems]
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
-                        tuple(broad[i] for i in keep), self.pairs)  # fmt: skip
+                        tuple(broad[i] for i in keep))  # fmt: skip
 
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
@@ -425,24 +422,6 @@ class Relation:
             return any(n for side, n in zip(self.sides, named, strict=True) if side == 1)
         return sum(named) >= min(2, len(named))
 
-    def names_sibling(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
-        """Whether ``text`` names another concept in the place of one of the question's: the
-        first word of a two-word concept followed by a different word where the second belongs
-        ("cognitive DOMAINS" for "cognitive flexibility"), the second word nowhere in the text.
-        Such a text is about a sibling of the question's concept: it decides nothing, in either
-        path. (A different FIRST word is not read so: "central discharges" are a kind of the
-        "epileptiform discharges" asked about.)"""
-        words = words_of(text)
-        stems = [stem(w) for w in words]
-        present = set(stems) | _stems_with(text, aliases)
-        for first, second in self.pairs:
-            if first in present and not _named(second, present | set(words)) and any(
-                s == first and i + 1 < len(words) and _qualifier(words[i + 1])
-                for i, s in enumerate(stems)
-            ):
-                return True
-        return False
-
     def other_population(self, text: str) -> bool:
         """Whether ``text`` is scoped to a population the question does not ask about ("in
         women", asked "in men")."""
@@ -450,34 +429,6 @@ class Relation:
         return bool(self.populations) and any(
             words & group and not words & self.populations for group in POPULATIONS
         )
-
-
-def _named(stem_: str, present: set[str]) -> bool:
-    """Whether a stem, or a word of the same family ("generalism" for "generalist": the same
-    first FAMILY_PREFIX letters), is among ``present`` (stems and words)."""
-    return stem_ in present or (
-        len(stem_) >= FAMILY_PREFIX
-        and any(s[:FAMILY_PREFIX] == stem_[:FAMILY_PREFIX] for s in present)
-    )
-
-
-# How many first letters make two words one family for :func:`_named`
-FAMILY_PREFIX = 7
-
-
-def _qualifier(word: str) -> bool:
-    """Whether ``word`` can stand where a concept's word belongs: a content word, not one that
-    frames a question ("higher", "more") nor an adverb."""
-    from grounding.concepts import QUESTION_FRAME
-
-    return (word.isalpha() and len(word) > 2 and word not in STOPWORDS
-            and word not in QUESTION_FRAME and not word.endswith("ly"))  # fmt: skip
-
-
-def _adjacent_pairs(words: Sequence[str], key: Sequence[str]) -> list[tuple[str, str]]:
-    """The stems of each two adjacent words of a concept that both name it (``key``)."""
-    return [(stem(a), stem(b)) for a, b in zip(words, words[1:], strict=False)
-            if a in key and b in key]  # fmt: skip
 
 
 def question_relation(question: str) -> Relation:
@@ -499,8 +450,7 @@ def question_relation(question: str) -> Relation:
     if verb is not None:
         sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
                       for c in found)  # fmt: skip
-    pairs = tuple(p for c in found for p in _adjacent_pairs(c.words, c.essential or c.words))
-    return Relation(concepts, populations, sides, broad, pairs)
+    return Relation(concepts, populations, sides, broad)
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -638,7 +588,6 @@ def relation_stance(
                  asks_sameness)
         for p, named in zip(parts, _with_subjects(parts), strict=True)
         if relation.stated_in(named, aliases) and not RECOMMENDATION.search(p)
-        and not relation.names_sibling(p, aliases)
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
@@ -837,11 +786,8 @@ def _candidate_stance(
     sameness: bool,
     own_question: bool = True,
 ) -> SentenceStance | None:
-    """One candidate sentence's reading; None when it decides nothing (a recommendation, a
-    conclusion about another population, a sentence about a sibling of one of the question's
-    concepts)."""
-    if relation.names_sibling(sentence.text, aliases):
-        return None
+    """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
+    conclusion about another population)."""
     if not shares_words:  # the labelled conclusion about the study's own question
         read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
         return None if RECOMMENDATION.search(sentence.text) else read
