@@ -116,3 +116,18 @@ def test_a_sibling_finding_stated_in_contrast_does_not_answer_the_question(
     # negating only a list's first item -> "yes" for the birds
     j = _judged(question, (pmid,), shared_articles, encoder)
     assert j.verdict == "no", j.lead
+
+
+def test_a_null_finding_about_a_serial_list_answers_for_each_item(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # "Measures of cognitive flexibility, orienting, and conflict executive control were not
+    # associated with driving performance": the list's ", and" once split the null finding off
+    # the concept it is about (verdict_traps_dev td022's gold abstract, then no verdict)
+    # mutation caught: clauses() without _joined_lists -> no "no" from this abstract
+    question = (
+        "Is cognitive flexibility associated with young drivers' performance in a driving "
+        "simulator?"
+    )
+    j = _judged(question, ("27013272",), shared_articles, encoder)
+    assert j.verdict == "no", j.lead
