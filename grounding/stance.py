@@ -211,8 +211,8 @@ _YOUNG = frozenset({"child", "children", "childhood", "kid", "kids", "infant", "
                     "adolescent", "adolescents", "adolescence", "teen", "teens", "teenagers",
                     "paediatric", "pediatric", "youth", "preschool", "preschoolers", "toddlers",
                     "newborns", "neonates", "neonatal", "schoolchildren"})  # fmt: skip
-_GROWN = frozenset({"adult", "adults", "elderly", "seniors", "middle-aged", "midlife",
-                    "postmenopausal"})  # fmt: skip
+# (a hyphenated age such as "middle-aged" reaches these sets as its parts, so none is listed)
+_GROWN = frozenset({"adult", "adults", "elderly", "seniors", "midlife", "postmenopausal"})
 AGE_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = ((_YOUNG, _GROWN), (_GROWN, _YOUNG))
 # Feature names of the stance classifier, in its stored order.
 STANCE_FEATURES: tuple[str, ...] = (
