@@ -15,10 +15,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from indexing.store import location, read_manifest
 from indexing.tokenize import STOPWORDS
+from ingest.metadata import ChunkMeta
 from settings.config import Config
 
 log = logging.getLogger(__name__)
@@ -112,12 +112,12 @@ def _title_terms(title: str) -> set[str]:
     return terms
 
 
-def _topics(rows: list[dict[str, Any]]) -> list[str]:
+def _topics(rows: list[ChunkMeta]) -> list[str]:
     """The terms most titles use; a word is shown as its most frequent pair ("emotional
     intelligence") when that pair is in at least half the titles that have the word."""
     counts: Counter[str] = Counter()
-    for md in rows:
-        counts.update(_title_terms(str(md.get("title") or "")))
+    for meta in rows:
+        counts.update(_title_terms(meta.title))
     pairs: dict[str, list[str]] = {}
     for term in counts:
         if " " in term:
@@ -146,11 +146,12 @@ def summarize_folder(folder: Path) -> IndexSummary:
     firsts = [json.loads(md) for i, md in zip(table.column("chunk_index").to_pylist(),
                                               table.column("metadata").to_pylist(), strict=True)
               if i == 0]  # one row per article
-    years = [int(md["year"]) for md in firsts if str(md.get("year") or "").isdigit()]
+    metas = [ChunkMeta.from_metadata(md) for md in firsts]
+    years = [m.year for m in metas if m.year is not None]
     first, last, mostly = _years(years)
     return IndexSummary(articles=manifest.articles, files=list(manifest.corpus_files),
                         first_year=first, last_year=last, mostly=mostly,
-                        topics=_topics(firsts), built_at=manifest.built_at)
+                        topics=_topics(metas), built_at=manifest.built_at)
 
 
 _CACHE: dict[str, IndexSummary] = {}

@@ -23,6 +23,7 @@ from chains.queries import guard_rewrite
 from chains.subqueries import sub_queries
 from grounding.concepts import CorpusTerms
 from grounding.sources import SentenceEncoder
+from ingest.metadata import ChunkMeta
 from llms.capabilities import capabilities
 from llms.llm import with_max_tokens
 from retrievers.service import Retrieval, SearchService
@@ -43,14 +44,13 @@ def format_context(documents: Sequence[Document], max_words: int | None = MAX_PA
     if not documents:
         return "(no sources)"
     return "\n\n".join(
-        format_source(
-            i,
-            str(d.metadata.get("title") or ""),
-            d.metadata.get("year"),
-            passage_of(d, max_words),
-        )
-        for i, d in enumerate(documents, start=1)
+        _source_block(i, d, max_words) for i, d in enumerate(documents, start=1)
     )
+
+
+def _source_block(n: int, doc: Document, max_words: int | None) -> str:
+    meta = ChunkMeta.from_metadata(doc.metadata)
+    return format_source(n, meta.title, meta.year, passage_of(doc, max_words))
 
 
 def answer_messages(

@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from eval.followups import DEPTH, metrics, rank_of
+from eval.followups import DEPTH, metrics, pmids_of, rank_of
 from eval.jsonl import read_jsonl
 from settings.errors import UserFacingError
 
@@ -90,9 +90,9 @@ def conversation_rows(
             "in_context": found.queries[1] if len(found.queries) > 1 else searched,
             "focus": found.queries[2] if len(found.queries) > 2 else "",
             "standalone_gold": turn.get("standalone") or "",
-            "with_history": rank_of([d.metadata["pmid"] for d in found.documents], gold),
-            "without_history": rank_of([d.metadata["pmid"] for d in alone.documents], gold),
-            "top3": [d.metadata["pmid"] for d in found.documents[:3]],
+            "with_history": rank_of(pmids_of(found.documents), gold),
+            "without_history": rank_of(pmids_of(alone.documents), gold),
+            "top3": pmids_of(found.documents[:3]),
         })
         asked.append(question)
     return rows

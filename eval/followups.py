@@ -22,10 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from eval.jsonl import read_jsonl
+from ingest.metadata import ChunkMeta
 from retrievers.followup import PATHS, retrieve_followup
 from settings.errors import UserFacingError
 
 if TYPE_CHECKING:
+    from langchain_core.documents import Document
+
     from grounding.concepts import CorpusTerms
 
 DEPTH = 20
@@ -64,6 +67,11 @@ def read_conversations(path: Path, limit: int | None = None) -> list[dict]:
 
     return read_jsonl(path, "conversation", "a JSON object with 'turns' and 'gold_pmids'", parse,
                       limit)
+
+
+def pmids_of(documents: Sequence[Document]) -> list[str]:
+    """The PMIDs of ranked results, in order (:meth:`ingest.metadata.ChunkMeta.pmid_of`)."""
+    return [ChunkMeta.pmid_of(d.metadata) for d in documents]
 
 
 def rank_of(pmids: Sequence[str], gold: Sequence[str]) -> int | None:
@@ -135,7 +143,7 @@ def followup_row(
         retriever,
         searched,
         prev,
-        previous_sources=[d.metadata["pmid"] for d in turn1.documents],
+        previous_sources=pmids_of(turn1.documents),
         prior_weight=prior_weight,
         k=DEPTH,
         **options,  # type: ignore[arg-type]
@@ -146,8 +154,8 @@ def followup_row(
         "qid": conv.get("qid"),
         "path": with_history.path,
         "queries": with_history.queries,
-        "with_history": rank_of([d.metadata["pmid"] for d in with_history.documents], gold),
-        "without_history": rank_of([d.metadata["pmid"] for d in alone.documents], gold),
+        "with_history": rank_of(pmids_of(with_history.documents), gold),
+        "without_history": rank_of(pmids_of(alone.documents), gold),
     }
 
 

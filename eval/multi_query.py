@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from eval.followups import metrics, rank_of
+from eval.followups import metrics, pmids_of, rank_of
 from settings.errors import UserFacingError
 
 
@@ -74,7 +74,7 @@ def fused_pmids(retriever: Any, question: str, subs: list[str], c: float, keep: 
         found = retriever.retrieve(q, filters=filters)
         if not found.empty:
             lists.append(list(found.documents))
-    return [d.metadata["pmid"] for d in reciprocal_rank_fusion(lists, c=c)[:keep]]
+    return pmids_of(reciprocal_rank_fusion(lists, c=c)[:keep])
 
 
 def evaluate(cfg: Any, questions: list[dict[str, Any]], raws: dict[str, str],
@@ -96,7 +96,7 @@ def evaluate(cfg: Any, questions: list[dict[str, Any]], raws: dict[str, str],
         searched, _ = parse_filters(q)
         subs = {"parsed": parse_queries(raw, n, original=q),
                 "selected": sub_queries(searched, raw, n, encoder, retriever.corpus)}
-        alone = [d.metadata["pmid"] for d in retriever.retrieve(q).documents]
+        alone = pmids_of(retriever.retrieve(q).documents)
         ranks["alone"].append(rank_of(alone, gold))
         row: dict[str, Any] = {"question": q, "alone": rank_of(alone, gold)}
         for name, lines in subs.items():

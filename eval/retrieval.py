@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from eval.jsonl import read_jsonl
+from ingest.metadata import ChunkMeta
 from settings.errors import UserFacingError
 
 DEPTH = 20
@@ -65,9 +66,9 @@ def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriev
     bm25 = bm25_h if bm25_r.k >= DEPTH else bm25_r.model_copy(update={"k": DEPTH}).invoke(query)
     dense = dense_h if dense_r.k >= DEPTH else dense_r.model_copy(update={"k": DEPTH}).invoke(query)
     return {
-        "bm25": [d.metadata["pmid"] for d in bm25],
-        "dense": [d.metadata["pmid"] for d in dense],
-        "hybrid": [d.metadata["pmid"] for d in hybrid],
+        "bm25": [ChunkMeta.pmid_of(d.metadata) for d in bm25],
+        "dense": [ChunkMeta.pmid_of(d.metadata) for d in dense],
+        "hybrid": [ChunkMeta.pmid_of(d.metadata) for d in hybrid],
     }
 
 

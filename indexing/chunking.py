@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ingest.metadata import chunk_metadata
+from ingest.metadata import ChunkMeta, chunk_metadata
 from ingest.models import Article
 from ingest.sentences import SplitRule, sentence_texts
 
@@ -55,7 +55,7 @@ class Chunk:
     @property
     def search_text(self) -> str:
         """What gets embedded and BM25-indexed: the title is part of what is searched."""
-        title = self.metadata.get("title") or ""
+        title = ChunkMeta.from_metadata(self.metadata).title
         return f"{title}\n{self.text}" if title else self.text
 
 

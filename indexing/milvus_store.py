@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from indexing.store import Manifest
+from ingest.metadata import ChunkMeta
 from settings.config import Config
 from settings.errors import IndexMissingError, UserFacingError
 
@@ -216,7 +217,7 @@ def write_manifest(client: MilvusClient, cfg: Config, manifest: MilvusManifest) 
 
 def chunk_text(search_text: str, metadata: Mapping[str, Any]) -> str:
     """The chunk's passage: ``Chunk.search_text`` is ``title + "\\n" + text`` when titled."""
-    title = metadata.get("title") or ""
+    title = ChunkMeta.from_metadata(metadata).title
     prefix = f"{title}\n"
     if title and search_text.startswith(prefix):
         return search_text[len(prefix) :]

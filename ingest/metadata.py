@@ -87,9 +87,14 @@ class ChunkMeta:
     retracted: bool
     retraction_notices: list[str]
 
+    @staticmethod
+    def pmid_of(md: Mapping[str, Any]) -> str:
+        """The :attr:`pmid` alone, without building the record (a pass over the whole index)."""
+        return str(md.get("pmid", ""))
+
     @classmethod
     def from_metadata(cls, md: Mapping[str, Any]) -> ChunkMeta:
-        pmid = str(md.get("pmid", ""))
+        pmid = cls.pmid_of(md)
         year = md.get("year")
         return cls(
             pmid=pmid,

@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 
 from langchain_core.documents import Document
 
+from ingest.metadata import ChunkMeta
+
 # the metadata key of the whole abstract the retriever attaches to each result
 ARTICLE_TEXT = "article_text"
 
@@ -57,7 +59,7 @@ def with_article_texts(documents: Sequence[Document], chunks_of: ArticleChunks) 
     found); the index's own documents are left as they are."""
     out: list[Document] = []
     for doc in documents:
-        pmid = str(doc.metadata.get("pmid") or "")
+        pmid = ChunkMeta.pmid_of(doc.metadata)
         text = (whole_abstract(chunks_of(pmid)) if pmid else "") or doc.page_content
         out.append(Document(page_content=doc.page_content,
                             metadata={**doc.metadata, ARTICLE_TEXT: text}, id=doc.id))  # fmt: skip

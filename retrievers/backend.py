@@ -25,6 +25,7 @@ from indexing.drug_names import drug_names
 from indexing.embeddings import Embedder, build_embedder
 from indexing.stems import stem
 from indexing.store import DENSE_FILE, check_counts, open_current
+from ingest.metadata import ChunkMeta
 from retrievers.dense_filter import FilterIndex, filtered_search
 from retrievers.filters import Filters
 from retrievers.service import CorpusWords
@@ -103,7 +104,7 @@ class FaissBM25Backend:
         if self._rows_by_pmid is None:
             rows: dict[str, list[int]] = {}
             for row, doc in enumerate(self.docs):
-                rows.setdefault(doc.metadata["pmid"], []).append(row)
+                rows.setdefault(ChunkMeta.pmid_of(doc.metadata), []).append(row)
             self._rows_by_pmid = rows
         chunks = [self.docs[r] for r in self._rows_by_pmid.get(str(pmid), [])]
         return sorted(chunks, key=lambda d: int(d.metadata.get("chunk_index", 0)))

@@ -26,6 +26,7 @@ from typing import Any
 import faiss
 import numpy as np
 
+from ingest.metadata import ChunkMeta
 from retrievers.filters import Filters
 
 # the fields FilterIndex.mask evaluates itself; any other non-empty field goes to Filters.matches
@@ -43,7 +44,7 @@ class FilterIndex:
         chunk_article = np.empty(len(metadata), dtype=np.int64)
         firsts: list[dict[str, Any]] = []
         for row, meta in enumerate(metadata):
-            pmid = str(meta.get("pmid", ""))
+            pmid = ChunkMeta.pmid_of(meta)
             a = article_of.get(pmid)
             if a is None:
                 a = article_of[pmid] = len(firsts)
@@ -52,13 +53,16 @@ class FilterIndex:
         self.size = len(metadata)
         self.chunk_article = chunk_article
         self.articles = firsts  # one metadata dict per article, for fields not vectorised
-        self.years = np.array([m.get("year") or -1 for m in metadata], dtype=np.int32)
+        # each article's record, read once (Filters.matches of every candidate article would
+        # otherwise read it again for each new filter); every chunk carries its article's fields
+        self.records = [ChunkMeta.from_metadata(m) for m in firsts]
+        years = np.array([r.year or -1 for r in self.records], dtype=np.int32)
+        self.years = years[chunk_article] if len(years) else np.empty(0, dtype=np.int32)
         self._cache: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
-        titles = ((m.get("title") or "").casefold() for m in firsts)
-        self._titles, self._title_starts = _joined(titles)
+        self._titles, self._title_starts = _joined(r.title.casefold() for r in self.records)
         self._authors, self._author_starts = _joined(
-            _NAME_SEP.join(str(n).casefold() for n in m.get("authors") or []) for m in firsts
+            _NAME_SEP.join(n.casefold() for n in r.authors) for r in self.records
         )
 
     def mask(self, filters: Filters) -> np.ndarray | None:
@@ -104,7 +108,8 @@ class FilterIndex:
         if set(filters.as_dict()) - VECTORISED:
             candidates = np.flatnonzero(allowed & self._articles_with(mask))
             allowed[:] = False
-            allowed[[a for a in candidates if filters.matches(self.articles[a])]] = True
+            allowed[[a for a in candidates
+                     if filters.matches(self.articles[a], self.records[a])]] = True
         return mask & allowed[self.chunk_article]
 
     def _articles_with(self, chunk_mask: np.ndarray) -> np.ndarray:

@@ -26,6 +26,7 @@ import re
 from typing import Any
 
 from ingest.design import badge
+from ingest.metadata import ChunkMeta
 from ingest.models import journal_key
 
 _ONLY = r"(?:(?:only|just)\s+)?"
@@ -59,16 +60,16 @@ _JOURNAL_WORD = r"\bin\s+the\s+journal\s+"
 _KNOWN = "|".join(sorted((re.escape(k) for k in _KNOWN_JOURNALS), key=len, reverse=True))
 
 
-def evidence_matches(filters: Any, metadata: dict[str, Any]) -> bool:
-    """The design, species and journal part of :meth:`retrievers.filters.Filters.matches`."""
-    design = metadata.get("design")
-    if filters.designs and design not in filters.designs:
+def evidence_matches(filters: Any, meta: ChunkMeta, humans: object) -> bool:
+    """The design, species and journal part of :meth:`retrievers.filters.Filters.matches`
+    (``humans``: the chunk's ``humans`` flag, which :class:`ChunkMeta` does not carry)."""
+    if filters.designs and meta.design not in filters.designs:
         return False
-    if filters.exclude_designs and design in filters.exclude_designs:
+    if filters.exclude_designs and meta.design in filters.exclude_designs:
         return False
-    if filters.humans and metadata.get("humans") is False:
+    if filters.humans and humans is False:
         return False
-    if filters.journal and journal_key(metadata.get("journal")) != journal_key(filters.journal):
+    if filters.journal and journal_key(meta.journal) != journal_key(filters.journal):
         return False
     return True
 

@@ -28,6 +28,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ingest.metadata import ChunkMeta
 from retrievers.evidence_filters import describe_evidence, evidence_matches, take_evidence
 
 _YEAR = r"((?:19|20)\d{2})"
@@ -118,21 +119,23 @@ class Filters(BaseModel):
         return bool(self.title_contains or self.author or self.designs or self.exclude_designs
                     or self.humans is not None or self.journal)
 
-    def matches(self, metadata: dict[str, Any]) -> bool:
-        if not evidence_matches(self, metadata):
+    def matches(self, metadata: dict[str, Any], meta: ChunkMeta | None = None) -> bool:
+        """Whether a chunk passes; ``meta``: its record, when the caller holds it already."""
+        meta = meta if meta is not None else ChunkMeta.from_metadata(metadata)
+        if not evidence_matches(self, meta, metadata.get("humans")):
             return False
-        year = metadata.get("year")
+        year = meta.year
         if self.year_min is not None and (year is None or year < self.year_min):
             return False
         if self.year_max is not None and (year is None or year > self.year_max):
             return False
         if self.title_contains:
-            title = (metadata.get("title") or "").casefold()
+            title = meta.title.casefold()
             if not all(t.casefold() in title for t in self.title_contains):
                 return False
         if self.author:
             want = self.author.casefold()
-            names = [a.casefold() for a in metadata.get("authors") or []]
+            names = [a.casefold() for a in meta.authors]
             if not any(re.search(rf"(^|\s){re.escape(want)}(\s|$)", n) for n in names):
                 return False
         return True

@@ -39,6 +39,7 @@ from typing import Any, Literal, TypedDict, Unpack
 from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
+from ingest.metadata import ChunkMeta
 from retrievers.filters import Filters
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.service import Retrieval, SearchService
@@ -213,7 +214,7 @@ def fuse_followup(
                LIST_NAMES[2]: weights.focused}
     weight_of = [by_name[n] for n in names]
     if previous_sources and prior_weight > 0:
-        found = {d.metadata["pmid"]: d for docs in ranked for d in docs}
+        found = {ChunkMeta.pmid_of(d.metadata): d for docs in ranked for d in docs}
         prior = [found[p] for p in dict.fromkeys(map(str, previous_sources)) if p in found]
         if prior:
             ranked.append(prior)
@@ -221,7 +222,7 @@ def fuse_followup(
             weight_of.append(prior_weight)
     inner: dict[str, Any] = {}  # each retriever's ranks, from the first list that has them
     for d in (d for docs in ranked for d in docs if d.metadata.get("ranks") is not None):
-        inner.setdefault(d.metadata["pmid"], d.metadata["ranks"])
+        inner.setdefault(ChunkMeta.pmid_of(d.metadata), d.metadata["ranks"])
     fused = reciprocal_rank_fusion(
         ranked,
         c=c,
@@ -233,8 +234,9 @@ def fuse_followup(
     for doc in fused:
         meta = dict(doc.metadata)
         meta["query_ranks"] = meta.pop("ranks")
-        if inner.get(meta["pmid"]) is not None:
-            meta["ranks"] = inner[meta["pmid"]]
+        pmid = ChunkMeta.pmid_of(meta)
+        if inner.get(pmid) is not None:
+            meta["ranks"] = inner[pmid]
         out.append(Document(page_content=doc.page_content, metadata=meta, id=doc.id))
     return out
 

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from langchain_core.documents import Document
 
 from ingest.design import DESIGNS, strength
+from ingest.metadata import ChunkMeta
 
 _STRONGEST = max(s for _, s in DESIGNS.values())
 
@@ -125,7 +126,8 @@ def prefer_designs(fused: Sequence[Document], prefer_design: float = 0.0) -> lis
         def boosted(doc: Document) -> float:
             meta = doc.metadata
             score = float(meta.get("rrf_score", meta.get("fused_score", 0.0)))
-            return score * (1 + prefer_design * strength(meta.get("design")) / _STRONGEST)
+            design = ChunkMeta.from_metadata(meta).design
+            return score * (1 + prefer_design * strength(design) / _STRONGEST)
 
         docs.sort(key=boosted, reverse=True)
     return docs
@@ -134,6 +136,7 @@ def prefer_designs(fused: Sequence[Document], prefer_design: float = 0.0) -> lis
 def retracted_last(docs: Sequence[Document]) -> list[Document]:
     """Retracted articles after the others, each side in its order: one is still shown (with its
     warning) among the sources it was retrieved with, but never leads an answer as [1]."""
-    return [d for d in docs if not d.metadata.get("retracted")] + [
-        d for d in docs if d.metadata.get("retracted")
+    retracted = [ChunkMeta.from_metadata(d.metadata).retracted for d in docs]
+    return [d for d, r in zip(docs, retracted, strict=True) if not r] + [
+        d for d, r in zip(docs, retracted, strict=True) if r
     ]

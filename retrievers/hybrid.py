@@ -34,6 +34,7 @@ from pydantic import Field, SkipValidation
 
 from indexing.drug_names import with_generic_names
 from indexing.embeddings import Embedder
+from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
 from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import (
@@ -399,9 +400,10 @@ class HybridRetriever(EnsembleRetriever):
     def _annotate(self, doc: Document, bm25: list[Document], dense: list[Document],
                   weights: list[float] | None = None) -> Document:
         weights = list(weights or self.weights)
-        pmid = doc.metadata["pmid"]
+        pmid = ChunkMeta.pmid_of(doc.metadata)
         scores = {
-            name: next((d.metadata["score"] for d in docs if d.metadata["pmid"] == pmid), None)
+            name: next((d.metadata["score"] for d in docs if ChunkMeta.pmid_of(d.metadata) == pmid),
+                       None)
             for name, docs in zip(NAMES, (bm25, dense), strict=True)
         }
         if "fused_score" in doc.metadata:  # convex: 1.0 = first in both lists

@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 from langchain_core.documents import Document
 
+from ingest.metadata import ChunkMeta
 from retrievers.backend import FaissBM25Backend
 from retrievers.filters import Filters
 from retrievers.fusion import best_chunk_per_article
@@ -32,10 +33,10 @@ class DesignFilters(Filters):
 
     no_word: str | None = None
 
-    def matches(self, metadata: dict) -> bool:
+    def matches(self, metadata: dict, meta: ChunkMeta | None = None) -> bool:
         if self.no_word and self.no_word in (metadata.get("title") or "").casefold():
             return False
-        return super().matches(metadata)
+        return super().matches(metadata, meta)
 
 
 @pytest.fixture(scope="module")

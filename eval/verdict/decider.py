@@ -30,6 +30,7 @@ from eval.verdict.scoring import (
     verdict_features,
     yes_no_messages,
 )
+from ingest.metadata import ChunkMeta
 from llms.capabilities import as_scorer
 from retrievers.service import SearchService
 
@@ -103,7 +104,8 @@ class VerdictDecider:
         """The verdict, naming the documents it read (``sources``: 1-based positions in
         ``documents``): the classifier reads the top one, the other methods all that fit.
         Retracted articles are never read: a retraction must not decide a verdict."""
-        positions = [i for i, d in enumerate(documents, 1) if not d.metadata.get("retracted")]
+        positions = [i for i, d in enumerate(documents, 1)
+                     if not ChunkMeta.from_metadata(d.metadata).retracted]
         if not positions:
             return VerdictOutcome(None, {})
         docs = self.fit(question, [documents[i - 1] for i in positions], count_tokens)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from langchain_core.documents import Document
 
 from grounding.terms import content_words as _content_words
+from ingest.metadata import ChunkMeta
 from ingest.sentences import SplitRule, sentence_texts
 from retrievers.articles import last_chunk
 from retrievers.service import SearchService
@@ -116,7 +117,7 @@ def ArticleTails(retriever: SearchService) -> Callable[[Document], str | None]: 
     (:func:`retrievers.articles.last_chunk`; None: the retrieved chunk stays)."""
 
     def tail(doc: Document) -> str | None:
-        pmid = str(doc.metadata.get("pmid") or "")
+        pmid = ChunkMeta.pmid_of(doc.metadata)
         return last_chunk(retriever.article_chunks(pmid)) if pmid else None
 
     return tail
