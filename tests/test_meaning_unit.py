@@ -309,24 +309,3 @@ def test_a_serial_list_is_one_clause() -> None:
     assert _stance(FLEXIBILITY_Q, f"We tested 40 young drivers. {sentence}") == "no"
     # the control: a clause with its own verb still parts at ", and"
     assert len(clauses("X improved memory, attention was unchanged, and Y decreased.")) == 2
-
-
-def test_a_conclusion_about_the_studys_own_question_says_no_yes_to_another() -> None:
-    # Seen in the chat: "Are stimulant medications effective for ADHD in children?" answered
-    # "Yes (1 of 3 studies): The clinical outcome of stimulant medication was best predicted by
-    # electrophysiological parameters" (a study of what predicts the response).
-    # mutation caught: the conclusion path without _own_question_yes -> "yes"
-    question = "Are stimulant medications effective for ADHD in children?"
-    abstract = (
-        "We recorded EEG in 60 children before treatment. RESULTS: Responders differed in "
-        "frontal power. CONCLUSIONS: The clinical outcome of stimulant medication was best "
-        "predicted by electrophysiological parameters."
-    )
-    assert _stance(question, abstract) != "yes"
-    # the control: a conclusion that states the question's relation still says yes
-    answers = abstract.replace(
-        "The clinical outcome of stimulant medication was best predicted by "
-        "electrophysiological parameters.",
-        "Stimulant medication improved ADHD symptoms in these children.",
-    )
-    assert _stance(question, answers) == "yes"
