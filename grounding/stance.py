@@ -797,29 +797,10 @@ def _candidate_stance(
                                         asks_sameness=sameness), sentence.text, sameness)
         if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
             return None
-        if read.stance == "yes" and not _own_question_yes(sentence.text, relation, aliases,
-                                                          own_question):  # fmt: skip
-            return SentenceStance(None, 0.0, "")
         return read
     return relation_stance(sentence.text, relation, question_stems,
                            asks_sameness=sameness, aliases=aliases,
                            own_question=own_question)  # fmt: skip
-
-
-def _own_question_yes(
-    text: str,
-    relation: Relation,
-    aliases: dict[str, frozenset[str]],
-    own_question: bool,
-) -> bool:
-    """Whether the labelled conclusion's "yes" answers the user's question: it states the
-    question's relation, or, in the study's own words, names the question's outcome in a paper
-    not titled for another age group (the own-words path's conditions). "The clinical outcome
-    of stimulant medication was best predicted by electrophysiological parameters" concludes a
-    study of what predicts the response, not whether stimulants work."""
-    if relation.stated_in(text, aliases):
-        return True
-    return own_question and relation.names_outcome(text, aliases)
 
 
 def _confirmed_yes(
