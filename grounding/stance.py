@@ -71,6 +71,8 @@ SCOPED_NOT = re.compile(
     r"(?:,?\s*(?:or|nor)\s+(?:(?!(?:or|nor)\b)[\w'-]+ ?){1,4})*)",
     re.IGNORECASE,
 )
+# Where a negated list's items part ("but not X, Y or Z"): each item's first word is checked
+_LIST_ITEM_BREAK = re.compile(r",|\b(?:or|nor)\b", re.IGNORECASE)
 
 NULL_FINDING = _rx(
     r"no (?:[\w-]+ ){0,2}?(?:increased|higher|greater|elevated|excess|additional|heightened|"
@@ -289,9 +291,6 @@ class SentenceStance:
     stance: Stance | None  # None: the sentence states no finding
     strength: float
     cue: str
-
-
-_LIST_ITEM_BREAK = re.compile(r",|\b(?:or|nor)\b", re.IGNORECASE)
 
 
 def _scoped_out(text: str, question_stems: set[str]) -> tuple[str, str | None]:
