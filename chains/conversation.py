@@ -446,7 +446,10 @@ def resolve_next(
         # "was that a big study?": the last turn's study; "and in dental students?" after "what
         # about how they do on clinical placements?": the placements, in dental students
         added = previous.added
-    elif not _names_something(rest, corpus) and previous.added and group is None:
+    elif (not _names_something(rest, corpus) and previous.added and group is None
+          and previous.kind != "detail"):
+        # a study detail's words ("how many kids were followed in that trial?") describe that
+        # study, not the topic: a later turn asking something of its own leaves them behind
         added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if group is not None else previous.group

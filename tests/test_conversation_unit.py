@@ -149,6 +149,19 @@ def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> No
     assert plan_followup(turns[2], turns[:2])[2]["own_topic"] is False
 
 
+def test_a_study_details_words_stay_with_that_study() -> None:
+    turns = [
+        "Does giving fluoride supplements to pregnant women raise their children's IQ?",
+        "how many kids were followed in that trial, and for how long?",
+    ]
+    for later, own in (("does it also affect their memory?", {"memory"}),
+                       ("what about high doses - do they harm memory?", {"doses", "memory"})):
+        last = resolve_conversation([*turns, later])[-1]
+        assert own <= words(last.standalone), last
+        assert not {"many", "followed", "trial", "long"} & words(last.standalone), last
+        assert "fluoride" in words(last.standalone), last
+
+
 def test_an_anticipatory_it_does_not_tie_a_new_question_to_the_old_topic() -> None:
     from chains.queries import complete_question, needs_context
 
