@@ -71,6 +71,20 @@ SCOPED_NOT = re.compile(
     r"(?:,?\s*(?:or|nor)\s+(?:(?!(?:or|nor)\b)[\w'-]+ ?){1,4})*)",
     re.IGNORECASE,
 )
+# What a sentence holds constant ("... predicted Y after ADJUSTING FOR Z", "X predicted Y
+# INDEPENDENT OF Z") is a covariate, no side of its relation: a sentence that names a concept
+# of the question only there states another relation.
+COVARIATE = re.compile(
+    r"\b(?:after\s+|when\s+|while\s+)?(?:controll?ing|adjusting|accounting|correcting)\s+for"
+    r"\s+[^,;:.()]+|\b(?:adjusted|controlled|corrected)\s+for\s+[^,;:.()]+"
+    r"|\b(?:after|with|following)\s+(?:statistical\s+)?adjustment\s+for\s+[^,;:.()]+"
+    r"|\b(?:independent(?:ly)?\s+of|regardless\s+of|irrespective\s+of|over\s+and\s+above"
+    r"|above\s+and\s+beyond)\s+[^,;:.()]+"
+    r"|\b(?:even\s+)?(?:when|after|once|with)\s+(?:[\w'-]+\s+){1,8}?(?:was|were|is|are)\s+"
+    r"(?:held\s+constant|(?:statistically\s+)?controlled(?:\s+for)?|adjusted(?:\s+for)?"
+    r"|accounted\s+for|taken\s+into\s+account|partiall?ed\s+out)",
+    re.IGNORECASE,
+)
 # Where a negated list's items part ("but not X, Y or Z"): each item's first word is checked
 _LIST_ITEM_BREAK = re.compile(r",|\b(?:or|nor)\b", re.IGNORECASE)
 
@@ -215,6 +229,8 @@ _YOUNG = frozenset({"child", "children", "childhood", "kid", "kids", "infant", "
                     "newborns", "neonates", "neonatal", "schoolchildren"})  # fmt: skip
 # (a hyphenated age such as "middle-aged" reaches these sets as its parts, so none is listed)
 _GROWN = frozenset({"adult", "adults", "elderly", "seniors", "midlife", "postmenopausal"})
+# the stems of every word that names a group (who a finding is about, not what)
+_GROUP_STEMS = frozenset(stem(w) for g in (_YOUNG, _GROWN, *POPULATIONS) for w in g)
 AGE_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = ((_YOUNG, _GROWN), (_GROWN, _YOUNG))
 # Feature names of the stance classifier, in its stored order.
 STANCE_FEATURES: tuple[str, ...] = (
@@ -383,6 +399,9 @@ class Relation:
     # each concept's words' stems, all of them: what names it when the abstract never uses its
     # specific words ("heart anomalies" for "congenital heart defects")
     broad: tuple[frozenset[str], ...] = ()
+    # the concepts the question itself holds constant ("... even after accounting for earlier
+    # mental health problems?"): a sentence holding them constant too still states the relation
+    controlled: frozenset[int] = frozenset()
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -393,9 +412,10 @@ class Relation:
         broad = self.broad or self.concepts
         keys = [c if c & source_stems else b for c, b in zip(self.concepts, broad, strict=True)]
         keep = [i for i, key in enumerate(keys) if key & source_stems]
+        controlled = frozenset(j for j, i in enumerate(keep) if i in self.controlled)
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
-                        tuple(broad[i] for i in keep))  # fmt: skip
+                        tuple(broad[i] for i in keep), controlled)  # fmt: skip
 
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
@@ -416,10 +436,21 @@ class Relation:
         question's concepts (or the one there is)."""
         stems = _stems_with(text, aliases)
         broad = self.broad or self.concepts
-        named = [bool((c | b) & stems) for c, b in zip(self.concepts, broad, strict=True)]
+        # who the outcome is measured in names no outcome: "children" is not "children's IQ"
+        named = [bool(((c | b) - _GROUP_STEMS or c | b) & stems)
+                 for c, b in zip(self.concepts, broad, strict=True)]
         if 1 in self.sides:
             return any(n for side, n in zip(self.sides, named, strict=True) if side == 1)
         return sum(named) >= min(2, len(named))
+
+    def held_constant(self, held: str, rest: str,
+                      aliases: dict[str, frozenset[str]] | None = None) -> bool:
+        """Whether a concept of the question is named only where the sentence holds it constant
+        (``held``: its covariate phrases; ``rest``: the sentence without them): the sentence
+        is about another relation, with the asked concept controlled for."""
+        held_stems, rest_stems = _stems_with(held, aliases), _stems_with(rest, aliases)
+        return any(c & held_stems and not c & rest_stems
+                   for i, c in enumerate(self.concepts) if i not in self.controlled)
 
     def other_population(self, text: str) -> bool:
         """Whether ``text`` is scoped to a population the question does not ask about ("in
@@ -449,7 +480,12 @@ def question_relation(question: str) -> Relation:
     if verb is not None:
         sides = tuple(_side(question, c.text, verb.start(), lead.end() if lead else 0)
                       for c in found)  # fmt: skip
-    return Relation(concepts, populations, sides, broad)
+    held = [m.span() for m in COVARIATE.finditer(question)]
+    controlled = frozenset(
+        i for i, c in enumerate(found)
+        if any(a <= question.find(c.text) < b for a, b in held)
+    )
+    return Relation(concepts, populations, sides, broad, controlled)
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -571,6 +607,9 @@ def relation_stance(
     does) may still say YES when nothing in it is negated: an affirmative finding is what an
     abstract reports of its own question; a negation, though, is scoped to the relation it is
     written about, so a "no" needs a clause that states the question's."""
+    held = " ".join(m.group(0) for m in COVARIATE.finditer(text))
+    if held and relation.held_constant(held, COVARIATE.sub(" ", text), aliases):
+        return SentenceStance(None, 0.0, "")
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
         if own_question and _own_words_yes(whole, text, relation, aliases):

@@ -131,3 +131,15 @@ def test_a_null_finding_about_a_serial_list_answers_for_each_item(
     )
     j = _judged(question, ("27013272",), shared_articles, encoder)
     assert j.verdict == "no", j.lead
+
+
+def test_a_finding_about_who_takes_the_exposure_does_not_answer_for_its_outcome(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in the chat and the OpenAI endpoint: "Yes (1 of 3 studies)" to whether music training
+    # improves children's IQ, from "Children's personality traits predicted duration of music
+    # training even when demographic variables and intelligence were held constant".
+    # mutation caught: group words counted in Relation.names_outcome -> "yes" from it
+    j = _judged("Does music training improve children's IQ?", ("25852601",), shared_articles,
+                encoder)
+    assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]

@@ -309,3 +309,35 @@ def test_a_serial_list_is_one_clause() -> None:
     assert _stance(FLEXIBILITY_Q, f"We tested 40 young drivers. {sentence}") == "no"
     # the control: a clause with its own verb still parts at ", and"
     assert len(clauses("X improved memory, attention was unchanged, and Y decreased.")) == 2
+
+
+def _read(question: str, sentence: str) -> str | None:
+    return relation_stance(sentence, question_relation(question), question_stems(question)).stance
+
+
+ADJUSTED = ("Longer breastfeeding predicted higher IQ in children after adjusting for maternal "
+            "education and income.")
+INDEPENDENT = "Childhood IQ predicted mortality independent of socioeconomic status."
+
+
+def test_what_a_sentence_holds_constant_is_no_side_of_its_relation() -> None:
+    # mutation caught: the covariate check removed from relation_stance (both read "yes")
+    assert _read("Does maternal education predict children's IQ?", ADJUSTED) is None
+    assert _read("Does socioeconomic status predict mortality?", INDEPENDENT) is None
+    # the relation itself, stated with its covariates, still decides
+    assert _read("Does breastfeeding increase children's IQ?", ADJUSTED) == "yes"
+    assert _read("Does childhood IQ predict mortality?", INDEPENDENT) == "yes"
+    # what the question itself holds constant may be held constant by the sentence too
+    # (mutation caught: Relation.controlled ignored by held_constant -> None)
+    assert _read("Does peer victimisation predict suicidal ideation even after accounting for "
+                 "mental health problems?", "Peer victimisation predicted suicidal ideation over "
+                 "and above prior mental health problems.") == "yes"
+
+
+def test_naming_the_group_is_not_naming_its_outcome() -> None:
+    # mutation caught: group words counted in Relation.names_outcome (the sentence about who
+    # takes music lessons read "yes" to whether music training raises children's IQ)
+    sentence = ("Children's personality traits predicted duration of music training even when "
+                "demographic variables and intelligence were held constant.")
+    assert _read("Does music training improve children's IQ?", sentence) is None
+    assert _read("Do children's personality traits predict music training?", sentence) == "yes"
