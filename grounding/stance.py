@@ -445,11 +445,12 @@ class Relation:
 
     def held_constant(self, held: str, rest: str,
                       aliases: dict[str, frozenset[str]] | None = None) -> bool:
-        """Whether a concept of the question is named only where the sentence holds it constant
-        (``held``: its covariate phrases; ``rest``: the sentence without them): the sentence
-        is about another relation, with the asked concept controlled for."""
+        """Whether a concept of the question is named, whole, only where the sentence holds it
+        constant (``held``: its covariate phrases; ``rest``: the sentence without them): the
+        sentence is about another relation, with the asked concept controlled for. One word of
+        a concept is not the concept ("control variables" for "motor control")."""
         held_stems, rest_stems = _stems_with(held, aliases), _stems_with(rest, aliases)
-        return any(c & held_stems and not c & rest_stems
+        return any(c <= held_stems and not c & rest_stems
                    for i, c in enumerate(self.concepts) if i not in self.controlled)
 
     def other_population(self, text: str) -> bool:

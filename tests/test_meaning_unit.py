@@ -327,6 +327,10 @@ def test_what_a_sentence_holds_constant_is_no_side_of_its_relation() -> None:
     # the relation itself, stated with its covariates, still decides
     assert _read("Does breastfeeding increase children's IQ?", ADJUSTED) == "yes"
     assert _read("Does childhood IQ predict mortality?", INDEPENDENT) == "yes"
+    # one word of a concept is not the concept (mutation caught: any shared word -> None)
+    assert _read("Is motor control related to children's spatial reasoning?",
+                 "After accounting for control variables, children's balance skills predicted "
+                 "their spatial reasoning.") == "yes"
     # what the question itself holds constant may be held constant by the sentence too
     # (mutation caught: Relation.controlled ignored by held_constant -> None)
     assert _read("Does peer victimisation predict suicidal ideation even after accounting for "
