@@ -394,6 +394,23 @@ def _study_detail(previous: Resolution, body: str) -> Resolution:
     return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group)
 
 
+def _carried(previous: Resolution, rest: str, *, switched: bool,
+             corpus: CorpusTerms | None) -> tuple[str, ...]:
+    """The words a resolved follow-up adds to the topic: its own (``rest``), and the last
+    turn's where it leans on them."""
+    added = _added_words(rest)
+    if not added and previous.added:
+        # "was that a big study?": the last turn's study; "and in dental students?" after "what
+        # about how they do on clinical placements?": the placements, in dental students
+        return previous.added
+    if (not _names_something(rest, corpus) and previous.added and not switched
+            and previous.kind != "detail"):
+        # a study detail's words ("how many kids were followed in that trial?") describe that
+        # study, not the topic: a later turn asking something of its own leaves them behind
+        return tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
+    return added
+
+
 def resolve_next(
     previous: Resolution | None,
     question: str,
@@ -441,16 +458,7 @@ def resolve_next(
         core = _replace_counterpart(core, switch, similar)
         rest = rest[len(switch) :].strip()
     rest = re.sub(r"^[\s,;:–—-]+", "", rest)
-    added = _added_words(rest)
-    if not added and previous.added:
-        # "was that a big study?": the last turn's study; "and in dental students?" after "what
-        # about how they do on clinical placements?": the placements, in dental students
-        added = previous.added
-    elif (not _names_something(rest, corpus) and previous.added and group is None
-          and previous.kind != "detail"):
-        # a study detail's words ("how many kids were followed in that trial?") describe that
-        # study, not the topic: a later turn asking something of its own leaves them behind
-        added = tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
+    added = _carried(previous, rest, switched=group is not None, corpus=corpus)
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if group is not None else previous.group
     focus = ""
