@@ -443,13 +443,16 @@ class Relation:
             return any(n for side, n in zip(self.sides, named, strict=True) if side == 1)
         return sum(named) >= min(2, len(named))
 
-    def held_constant(self, held: str, rest: str,
-                      aliases: dict[str, frozenset[str]] | None = None) -> bool:
-        """Whether a concept of the question is named, whole, only where the sentence holds it
-        constant (``held``: its covariate phrases; ``rest``: the sentence without them): the
-        sentence is about another relation, with the asked concept controlled for. One word of
-        a concept is not the concept ("control variables" for "motor control")."""
-        held_stems, rest_stems = _stems_with(held, aliases), _stems_with(rest, aliases)
+    def held_constant(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
+        """Whether a concept of the question is named, whole, only where ``text`` holds it
+        constant (its :data:`COVARIATE` phrases): the sentence is about another relation, with
+        the asked concept controlled for. One word of a concept is not the concept ("control
+        variables" for "motor control")."""
+        held = " ".join(m.group(0) for m in COVARIATE.finditer(text))
+        if not held:
+            return False
+        held_stems = _stems_with(held, aliases)
+        rest_stems = _stems_with(COVARIATE.sub(" ", text), aliases)
         return any(c <= held_stems and not c & rest_stems
                    for i, c in enumerate(self.concepts) if i not in self.controlled)
 
@@ -608,8 +611,7 @@ def relation_stance(
     does) may still say YES when nothing in it is negated: an affirmative finding is what an
     abstract reports of its own question; a negation, though, is scoped to the relation it is
     written about, so a "no" needs a clause that states the question's."""
-    held = " ".join(m.group(0) for m in COVARIATE.finditer(text))
-    if held and relation.held_constant(held, COVARIATE.sub(" ", text), aliases):
+    if relation.held_constant(text, aliases):
         return SentenceStance(None, 0.0, "")
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
