@@ -146,6 +146,18 @@ _THE_STUDY = re.compile(
 )
 # a group named with "the" ("on the girls", "the Swedish men"): one the conversation spoke of
 _DEFINITE_GROUP = re.compile(r"\bthe\s+(?:[A-Z][\w-]*\s+)?([a-z][\w-]*)", re.IGNORECASE)
+# a question asking whether something causes what the conversation spoke of: its effect is a
+# pointer ("could the sedatives be *the cause*?", "is lead *to blame*?", "*responsible for it*"),
+# so it names an exposure and leans on the topic for the outcome
+_CAUSE_OF_TOPIC = re.compile(
+    r"\b(?:the|a|one)\s+(?:main\s+|real\s+|underlying\s+)?(?:cause|reason|culprit|explanation)"
+    r"\b(?!\s+(?:of|for)\b)|\bto\s+blame\b|\bresponsible\b(?!\s+for\s+(?!it\b|that\b|this\b|"
+    r"them\b)\w)|\bbehind\s+(?:it|that|this|them)\b",
+    re.IGNORECASE,
+)
+# pronouns a clause after a switch may use for it ("and ALS - are smarter people more likely to
+# get *it*?", "what about too much iodine - can *that* lower kids' IQ?")
+_SWITCH_POINTERS = frozenset("it that they them this these those".split())
 
 
 @dataclass(frozen=True)
@@ -160,6 +172,9 @@ class Resolution:
     added: tuple[str, ...] = field(default_factory=tuple)
     group: str = ""  # the group a switch put into ``core`` ("adults on ECMO"), replaced whole
     focus: str = ""  # the follow-up's own words with the topic's anchor only (:func:`focus_query`)
+    # the words added ask a side question of the topic ("can a statin fix that?"): a question
+    # of its own clause with no switch opener; a later group switch asks the topic, not them
+    aside: bool = False
 
 
 def strip_new_topic(question: str) -> tuple[str, bool]:
@@ -302,6 +317,64 @@ def _bare_switch(body: str) -> str | None:
     return clause.strip()
 
 
+def _switch_into_clause(clause: str, switch: str) -> str | None:
+    """The question after a bare switch with the switch in place of the pronoun that stands for
+    it ("what about too much iodine - can *that* lower kids' IQ?" -> "can too much iodine lower
+    kids' IQ"), when the switch names a thing of its own (not only how much or when of the
+    topic's: "high doses") and the clause is a question (it opens with a question verb) that
+    names what it asks of the switch and nothing in it points back further; else None."""
+    toks = _tokens(clause)
+    if not toks or toks[0].group().lower() not in _CLAUSE_VERB:
+        return None
+    if not [w for w in _own_terms(switch) if w not in _RELATIONAL]:
+        return None  # "what about high doses - do they harm memory?": doses of the topic's
+    for i, t in enumerate(toks):
+        if t.group().lower() not in _SWITCH_POINTERS:
+            continue
+        others = [u.group() for j, u in enumerate(toks) if j != i]
+        if any(w.lower() in _POINTERS for w in others) or len(_own_terms(" ".join(others))) < 2:
+            return None
+        return clause[: t.start()] + switch + clause[t.end() :]
+    return None
+
+
+# words that say how much, when or in what form of something else ("high *doses*", "*exposure*
+# before birth"): a switch made only of them names nothing without the topic's subject
+_RELATIONAL = frozenset(
+    """
+    dose doses dosage dosages amount amounts level levels exposure exposures intake intakes use
+    concentration concentrations duration timing quantity quantities form forms type types kind
+    kinds high higher low lower much more less large larger small smaller long longer short
+    shorter early earlier late later too very daily regular heavy light
+    """.split()
+)
+
+
+# verbs a relative clause may have and still only point back ("older adults who *get* one")
+_LIGHT_VERBS = frozenset(
+    "get gets got getting have has had having do does did take takes took taking use uses used "
+    "using need needs needed receive receives received".split()
+)
+
+
+def _without_pointing_clause(group: str) -> str:
+    """A group without a relative clause that only points back at the topic ("older adults
+    *who get one*", "kids *who have it*"): it says nothing the topic does not."""
+    m = re.search(r"\s+(?:who|that|which)\s+(.*)$", group, re.IGNORECASE)
+    if m is None:
+        return group
+    said = [w for w in _words(m.group(1))
+            if w not in _POINTERS and w not in _LIGHT_VERBS and w not in QUESTION_STOPWORDS]
+    return group if said else group[: m.start()]
+
+
+def asks_for_a_cause(question: str) -> bool:
+    """Whether ``question`` asks if something causes what the conversation spoke of ("could the
+    sedatives given around the operation be the cause?"): it names an exposure and leans on the
+    topic for its outcome, so it is no topic of its own however complete it reads."""
+    return _CAUSE_OF_TOPIC.search(question) is not None
+
+
 def _own_terms(text: str) -> list[str]:
     """The content words of ``text`` that name something (no pointers, no generic group)."""
     return [t for t in content_terms(text) if t not in _POINTERS and t not in GENERIC]
@@ -399,9 +472,11 @@ def _carried(previous: Resolution, rest: str, *, switched: bool,
     """The words a resolved follow-up adds to the topic: its own (``rest``), and the last
     turn's where it leans on them."""
     added = _added_words(rest)
-    if not added and previous.added:
+    if not added and previous.added and not (switched and (previous.aside
+                                                              or previous.kind == "detail")):
         # "was that a big study?": the last turn's study; "and in dental students?" after "what
-        # about how they do on clinical placements?": the placements, in dental students
+        # about how they do on clinical placements?": the placements, in dental students; but
+        # "and in adults with NF1?" after "can a statin fix that?" asks the topic in adults
         return previous.added
     if (not _names_something(rest, corpus) and previous.added and not switched
             and previous.kind != "detail"):
@@ -432,11 +507,12 @@ def resolve_next(
         previous = Resolution(back.standalone, back.kind, back.core, (), back.group)
     if refers_to_a_study(body):
         return _study_detail(previous, body)
-    if names_its_own_slots(body, previous.core):
+    leans = asks_for_a_cause(body)
+    if not leans and names_its_own_slots(body, previous.core):
         # "Does eating fish while pregnant make the baby smarter?" after "Can vitamin D pills
         # make kids smarter?": a question of its own, searched alone; it is the new topic
         return Resolution(body.strip(), "new_topic", topic_phrase(body))
-    if names_own_topic(body, corpus):
+    if not leans and names_own_topic(body, corpus):
         # it may lead the search (retrievers.followup.topic_weights); the conversation's topic
         # with its words is the context form, and it is the next turn's topic
         added = _added_words(body)
@@ -444,27 +520,42 @@ def resolve_next(
         return Resolution(context, "own_topic", topic_phrase(body))
     had_opener = bool(_SWITCH_OPENER.match(body))
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
+    core, rest, new_group, asked = _switched(previous, rest, had_opener, similar)
+    switched = new_group != ""
+    added = () if asked else _carried(previous, rest, switched=switched, corpus=corpus)
+    standalone = core if not added else f"{core}: {' '.join(added)}"
+    kept = new_group if switched else previous.group
+    focus = ""
+    if len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
+        focus = focus_query(core, _added_words(rest), new_group, corpus)
+    aside = not had_opener and bool(_added_words(rest)) and not leans
+    return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside)
+
+
+def _switched(previous: Resolution, rest: str, had_opener: bool,
+              similar: Similarity | None) -> tuple[str, str, str, bool]:
+    """(the topic after the follow-up's switch, the follow-up's words left, the group switched
+    to or "", whether the follow-up asked a question of its own about the switch): a group
+    replaces the topic's group; a bare switch replaces its counterpart, or, when a question
+    about it follows ("and ALS - are smarter people more likely to get it?"), that question is
+    the topic and nothing of the earlier turns' words is carried."""
     core = previous.core
-    new_group = ""
     group = _population_switch(rest, had_opener, core)
     if group is not None:
-        new_group = rest[group[0] : group[1]].strip()
+        new_group = _without_pointing_clause(rest[group[0] : group[1]].strip())
         if not previous.group and _qualified(new_group):
             # "kids who survived acute liver failure" for "kids who get a liver transplant"
             core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
-    elif had_opener and (switch := _bare_switch(rest)) is not None:
-        core = _replace_counterpart(core, switch, similar)
-        rest = rest[len(switch) :].strip()
-    rest = re.sub(r"^[\s,;:–—-]+", "", rest)
-    added = _carried(previous, rest, switched=group is not None, corpus=corpus)
-    standalone = core if not added else f"{core}: {' '.join(added)}"
-    kept = new_group if group is not None else previous.group
-    focus = ""
-    if len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
-        focus = focus_query(core, _added_words(rest), new_group, corpus)
-    return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus)
+        return core, re.sub(r"^[\s,;:–—-]+", "", rest), new_group, False
+    if had_opener and (switch := _bare_switch(rest)) is not None:
+        after = re.sub(r"^[\s,;:–—-]+", "", rest[len(switch) :])
+        merged = _switch_into_clause(after, switch)
+        if merged is not None:
+            return topic_phrase(merged), "", "", True
+        return _replace_counterpart(core, switch, similar), after, "", False
+    return core, re.sub(r"^[\s,;:–—-]+", "", rest), "", False
 
 
 def topic_anchor(core: str, corpus: CorpusTerms | None = None) -> list[str]:
@@ -618,7 +709,7 @@ def plan_followup(
         "rewrite": res.standalone,
         "resolved": True,
         "stands_alone": not needs_context(question),
-        "own_topic": res.kind != "detail" and (
+        "own_topic": res.kind != "detail" and not asks_for_a_cause(question) and (
             names_own_topic(question, corpus) or new_subject(question, topic)),
         "own_words": _names_something(question, corpus),
         "focus": res.focus or None,
