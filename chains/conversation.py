@@ -317,12 +317,14 @@ def _bare_switch(body: str) -> str | None:
     return clause.strip()
 
 
-def _switch_into_clause(clause: str, switch: str) -> str | None:
+def _switch_into_clause(clause: str, switch: str, core: str,
+                        similar: Similarity | None) -> str | None:
     """The question after a bare switch with the switch in place of the pronoun that stands for
     it ("what about too much iodine - can *that* lower kids' IQ?" -> "can too much iodine lower
     kids' IQ"), when the switch names a thing of its own (not only how much or when of the
     topic's: "high doses") and the clause is a question (it opens with a question verb) that
-    names what it asks of the switch and nothing in it points back further; else None."""
+    restates the topic's other side (:func:`_restates`) and points back at nothing else; else
+    None."""
     toks = _tokens(clause)
     if not toks or toks[0].group().lower() not in _CLAUSE_VERB:
         return None
@@ -331,11 +333,28 @@ def _switch_into_clause(clause: str, switch: str) -> str | None:
     for i, t in enumerate(toks):
         if t.group().lower() not in _SWITCH_POINTERS:
             continue
-        others = [u.group() for j, u in enumerate(toks) if j != i]
-        if any(w.lower() in _POINTERS for w in others) or len(_own_terms(" ".join(others))) < 2:
+        others = " ".join(u.group() for j, u in enumerate(toks) if j != i)
+        if any(w in _POINTERS for w in _words(others)) or not _restates(others, core, similar):
             return None
         return clause[: t.start()] + switch + clause[t.end() :]
     return None
+
+
+def _restates(clause: str, topic: str, similar: Similarity | None) -> bool:
+    """Whether ``clause`` names, in its words or alike ones (``COUNTERPART_BAR``), a concept of
+    the topic: the other side of the relation it asks about ("can that lower *kids' IQ*", "are
+    *smarter people* more likely to get it" for "being highly intelligent"), not only how the
+    switch itself fares ("do they get better over time")."""
+    from grounding.concepts import question_concepts
+
+    topic_terms = content_terms(topic)
+    mine = [w for w in _own_terms(clause) if w not in _LIGHT_VERBS and w not in _RELATIONAL]
+    if any(_has(topic_terms, w) for w in mine):
+        return True
+    theirs = [c.text for c in question_concepts(topic)]
+    if similar is None or not mine or not theirs:
+        return False
+    return any(max(similar(m, theirs)) >= COUNTERPART_BAR for m in mine)
 
 
 # words that say how much, when or in what form of something else ("high *doses*", "*exposure*
@@ -551,7 +570,7 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
         return core, re.sub(r"^[\s,;:–—-]+", "", rest), new_group, False
     if had_opener and (switch := _bare_switch(rest)) is not None:
         after = re.sub(r"^[\s,;:–—-]+", "", rest[len(switch) :])
-        merged = _switch_into_clause(after, switch)
+        merged = _switch_into_clause(after, switch, core, similar)
         if merged is not None:
             return topic_phrase(merged), "", "", True
         return _replace_counterpart(core, switch, similar), after, "", False

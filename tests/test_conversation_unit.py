@@ -294,3 +294,47 @@ def test_the_anchor_is_the_group_and_the_first_concept_that_names_something() ->
     assert topic_anchor("retired soldiers with PTSD have worse memory") == ["soldiers", "PTSD"]
     assert topic_anchor("emotional intelligence predict whether nursing students pass") == [
         "students", "emotional intelligence"]
+
+
+def test_a_switch_followed_by_its_own_question_is_the_new_topic() -> None:
+    # "X - <question about it>": X in place of the pronoun is the question now asked
+    turns = ["Is a high IQ a risk factor for anxiety disorders?",
+             "and migraine - are people with a high IQ more likely to get it?"]
+    last = resolve_conversation(turns)[-1]
+    assert {"migraine", "iq"} <= words(last.standalone), last
+    assert "anxiety" not in words(last.standalone), last
+    # a switch naming only how much of the topic's exposure still leans on the topic
+    dose = resolve_conversation([turns[0], "what about high doses - do they harm memory?"])[-1]
+    assert "anxiety" in words(dose.standalone), dose
+
+
+def test_a_group_switch_asks_the_topic_not_the_last_side_question() -> None:
+    turns = ["Is memory impaired in children with tuberous sclerosis?",
+             "can everolimus fix that?",
+             "and in adults with tuberous sclerosis?"]
+    side, adults = resolve_conversation(turns)[1:]
+    assert side.aside and "everolimus" in words(side.standalone)
+    assert "everolimus" not in words(adults.standalone), adults
+    assert {"memory", "adults"} <= words(adults.standalone), adults
+    # a switch the user asked with "what about" is the topic's new side and comes along
+    turns[1] = "what about how they do at school?"
+    school = resolve_conversation(turns)[-1]
+    assert {"school", "adults"} <= words(school.standalone), school
+
+
+def test_asking_whether_something_is_the_cause_leans_on_the_topic() -> None:
+    turns = ["Do kids who had a stroke around birth have a lower IQ at school age?",
+             "could the seizures in the first week be the cause?"]
+    last = resolve_conversation(turns)[-1]
+    assert last.kind == "resolved", last
+    assert {"seizures", "iq", "stroke"} <= words(last.standalone), last
+    assert plan_followup(turns[1], turns[:1])[2]["own_topic"] is False
+
+
+def test_a_groups_clause_that_only_points_back_is_dropped() -> None:
+    turns = ["Do deaf children with hearing aids end up with normal language?",
+             "and in older adults who use them?"]
+    last = resolve_conversation(turns)[-1]
+    assert last.group == "older adults", last
+    assert not {"use", "them"} & words(last.standalone), last
+    assert {"hearing", "aids", "language"} <= words(last.standalone), last
