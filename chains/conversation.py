@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING
 from chains.populations import (
     ANIMALS,
     GENERIC,
+    heading_of,
     is_food_animal,
     is_population,
     is_possessive_population,
@@ -464,18 +465,42 @@ def _reaches_back(
     question: str, previous: Resolution, earlier: Sequence[Resolution]
 ) -> Resolution | None:
     """The earlier turn a follow-up reaches back to past the last one: it names with "the" a
-    group ("on the girls") that the current topic no longer holds and an earlier topic did (the
-    latest such turn), else None."""
+    group ("on the girls", "the kids'": the same MeSH check tag as the topic's "children") that the
+    current topic no longer holds and an earlier topic did (the latest such turn), else None."""
     named = [m.group(1).lower() for m in _DEFINITE_GROUP.finditer(question)]
     named = [w for w in named if is_population(w) and w not in GENERIC]
-    current = set(_words(previous.core))
+    current = _groups_named(previous.core)
     for w in named:
-        if w in current:
+        group = _group_key(w)
+        if group in current:
             return None
         for res in reversed(earlier):
-            if res is not previous and w in _words(res.core):
+            if res is not previous and group in _groups_named(res.core):
                 return res
     return None
+
+
+# check tags whose words are other names of one age group ("kids", "children"); a word that
+# also says the sex ("girls") is a group of its own
+_AGE_TAGS = frozenset(
+    ["Infant, Newborn", "Infant", "Child, Preschool", "Child", "Adolescent", "Adult",
+     "Middle Aged", "Aged"]
+)
+_SEXED = frozenset("boy boys girl girls".split())
+
+
+def _group_key(word: str) -> str:
+    """One key for the words that name one group: an age group's check tag ("kids" and
+    "children": Child), else the word in the singular ("girls": girl)."""
+    tag = heading_of(word)
+    if tag in _AGE_TAGS and word not in _SEXED:
+        return tag
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _groups_named(text: str) -> set[str]:
+    """The groups a text names (:func:`_group_key`)."""
+    return {_group_key(w) for w in _words(text) if is_population(w)}
 
 
 def _study_detail(previous: Resolution, body: str) -> Resolution:

@@ -338,3 +338,13 @@ def test_a_groups_clause_that_only_points_back_is_dropped() -> None:
     assert last.group == "older adults", last
     assert not {"use", "them"} & words(last.standalone), last
     assert {"hearing", "aids", "language"} <= words(last.standalone), last
+
+
+def test_the_kids_reach_back_to_the_turn_about_children() -> None:
+    # "the kids'" names the same age group as "children", two turns back
+    turns = ["Is attention impaired in children with epilepsy?",
+             "and in adults with epilepsy?",
+             "are the kids' brain scans tied to their attention problems?"]
+    last = resolve_conversation(turns)[-1]
+    assert "children" in words(last.standalone), last
+    assert "adults" not in words(last.standalone), last
