@@ -139,13 +139,19 @@ def compose_extractive(
         d for i, d in enumerate(_deciding_sentences(judgement, skip=quoted))
         if (i == 0 and not quoted) or d.citations[0] not in weak_sources
     ]  # fmt: skip
+    # a source that does not address the question (it lacks its concepts: an opioid review
+    # found by a follow-up's "long-term side effects?" in a conversation about stimulants) adds
+    # no finding when another source does address it
+    addressing = judgement.addressing if judgement else []
+    listed = {e.source for per in evidence for e in per}
+    aside = sorted(listed - set(addressing)) if addressing else []
     findings = key_findings(
         evidence,
         settings.extractive_findings,
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
-        lead=verdict_sources or [1],
-        weak=weak_sources,
+        lead=verdict_sources or addressing[:1] or [1],
+        weak=sorted({*weak_sources, *aside}),
     )
     if verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))

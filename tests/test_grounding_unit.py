@@ -346,11 +346,16 @@ def test_extractive_verdict_first_then_findings_each_cited() -> None:
         [_ev(2, "Sleep helped grades.", 0.8), _ev(2, "Sleep was measured.", 0.75)],
         [_ev(3, "Off-topic padding.", 0.4)],  # far below the best finding: not shown
     ]
-    ans = compose_extractive(evidence, judgement=_judged("yes", {1: "Statins lowered risk."}))
+    judged = _judged("yes", {1: "Statins lowered risk."})
+    judged.addressing = [1, 2]  # source 2 addresses the question too, with no stance
+    ans = compose_extractive(evidence, judgement=judged)
     assert ans.text == (
         "Yes (1 study) [1]. Statins lowered risk [1]. Sleep helped grades [2]. "
         "Sleep was measured [2]."
     )
+    # a source that does not address the question adds no finding beside one that does
+    alone = compose_extractive(evidence, judgement=_judged("yes", {1: "Statins lowered risk."}))
+    assert alone.text == "Yes (1 study) [1]. Statins lowered risk [1]."
     short = compose_extractive(evidence, settings=GroundingSettings(extractive_findings=2))
     assert short.text == "Statins lowered risk [1]. Sleep helped grades [2]."
     led = compose_extractive(evidence, judgement=_judged("no", {2: "Sleep was measured."}))

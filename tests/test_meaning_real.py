@@ -143,3 +143,37 @@ def test_a_finding_about_who_takes_the_exposure_does_not_answer_for_its_outcome(
     j = _judged("Does music training improve children's IQ?", ("25852601",), shared_articles,
                 encoder)
     assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
+
+
+def test_a_source_off_the_conversations_topic_adds_no_finding(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in the chat: the stimulant conversation's third turn ("any long-term side effects?",
+    # searched as below) quoted "Opioid medications have the potential to produce long-lasting
+    # neuropsychological side effects" from an opioid review its as-written search found.
+    # mutation caught: compose_extractive lets non-addressing sources pad the findings
+    from chains.grounded import judge_sources
+    from grounding.compose import compose_extractive
+    from grounding.evidence import select_evidence
+    from grounding.sources import SourcePool
+    from settings.grounding import GroundingSettings
+
+    asked = "any long-term side effects?"
+    searched = "stimulant medications effective for ADHD in adults: long-term side effects?"
+    pmids = ("24305033", "24658471")  # stimulants in ADHD children; opioids in children
+    by_pmid = {a.pmid: a for a in shared_articles}
+    if any(p not in by_pmid for p in pmids):
+        pytest.skip(f"PMIDs {pmids} are not in the shared corpus (shared data changed?)")
+    chosen = [by_pmid[p] for p in pmids]
+    pool = SourcePool.build(searched, [a.abstract for a in chosen], encoder, pmids=list(pmids),
+                            titles=[a.title for a in chosen])  # fmt: skip
+    settings = GroundingSettings()
+    evidence = select_evidence(pool, settings)
+    assert any(e.source == 2 for e in evidence[1]), "the opioid review has findings to offer"
+    j = judge_sources(asked, searched, pool, evidence, settings, encoder, None)
+    assert j.addressing == [1], j.addressing
+    answer = compose_extractive(evidence, titles=[a.title for a in chosen], judgement=j,
+                                settings=settings)  # fmt: skip
+    cited = {n for s in answer.sentences for n in s.citations}
+    assert cited == {1}, answer.text
+    assert "pioid" not in answer.text, answer.text
