@@ -304,8 +304,12 @@ def test_a_switch_followed_by_its_own_question_is_the_new_topic() -> None:
     assert {"migraine", "iq"} <= words(last.standalone), last
     assert "anxiety" not in words(last.standalone), last
     # a switch naming only how much of the topic's exposure still leans on the topic
-    dose = resolve_conversation([turns[0], "what about high doses - do they harm memory?"])[-1]
-    assert "anxiety" in words(dose.standalone), dose
+    fluoride = "Does fluoride in tap water lower children's IQ?"
+    dose = resolve_conversation([fluoride, "what about high doses - do they lower IQ too?"])[-1]
+    assert "fluoride" in words(dose.standalone), dose
+    # and so does a question that asks only how the switch itself fares, not the topic's relation
+    mri = resolve_conversation([fluoride, "what about brain scans - do they change over time?"])
+    assert {"fluoride", "scans"} <= words(mri[-1].standalone), mri[-1]
 
 
 def test_a_group_switch_asks_the_topic_not_the_last_side_question() -> None:
