@@ -139,12 +139,8 @@ def compose_extractive(
         d for i, d in enumerate(_deciding_sentences(judgement, skip=quoted))
         if (i == 0 and not quoted) or d.citations[0] not in weak_sources
     ]  # fmt: skip
-    # a source that does not address the question (it lacks its concepts: an opioid review
-    # found by a follow-up's "long-term side effects?" in a conversation about stimulants) adds
-    # no finding when another source does address it
     addressing = judgement.addressing if judgement else []
-    listed = {e.source for per in evidence for e in per}
-    aside = sorted(listed - set(addressing)) if addressing else []
+    aside = _beside_the_question(evidence, addressing)
     findings = key_findings(
         evidence,
         settings.extractive_findings,
@@ -173,6 +169,17 @@ def compose_extractive(
         list(verdict_sources),
         judgement.lead if judgement else "",
     )
+
+
+def _beside_the_question(
+    evidence: Sequence[Sequence[EvidenceSentence]], addressing: Sequence[int]
+) -> list[int]:
+    """The sources ([n]) that do not address the question when another does: they add no
+    finding (an opioid review found by a follow-up's "any long-term side effects?" in a
+    conversation about stimulants lacks its concepts)."""
+    if not addressing:
+        return []
+    return sorted({e.source for per in evidence for e in per} - set(addressing))
 
 
 def _key(text: str) -> str:
