@@ -33,6 +33,7 @@ from grounding.consensus import Judgement, Verdict
 from grounding.evidence import answers_question
 from grounding.sources import SourcePool
 from grounding.stance import StanceClassifier
+from retrievers.followup import IN_CONTEXT
 from settings.grounding import GroundingSettings
 
 
@@ -43,6 +44,12 @@ def weak_sources(turn: Turn) -> list[int]:
         for n, doc in enumerate(turn.get("documents") or [], start=1)
         if float(doc.metadata.get("confidence", 1.0)) < MEDIUM_CONFIDENCE
     ]
+
+
+def in_context(turn: Turn) -> bool:
+    """Whether the turn is a follow-up searched with its conversation (its few own words were
+    searched as written too, which can find papers off the topic)."""
+    return turn.get("rewrite", "unchanged") in IN_CONTEXT
 
 
 def make_decide_step(
@@ -80,7 +87,7 @@ def make_decide_step(
         pool: SourcePool = turn["pool"]
         extractive = compose_extractive(
             turn["evidence"], titles=[s.title for s in pool.sources], judgement=judgement,
-            weak_sources=weak_sources(turn), settings=settings,
+            weak_sources=weak_sources(turn), settings=settings, in_context=in_context(turn),
         )  # fmt: skip
         decision = Decision(
             pool, turn["evidence"], judgement, verdict, extractive,

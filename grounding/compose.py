@@ -118,13 +118,15 @@ def compose_extractive(
     judgement: Judgement | None = None,
     weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
+    in_context: bool = False,
 ) -> ComposedAnswer:
     """The key findings as the answer. With a ``judgement``: a question no source addresses
     gets its missing-concept message and the sources as related reading; otherwise its lead
     sentence ("No (3 of 3 studies) [1–3]: Working memory training did not improve fluid
     intelligence [1].") comes first, then the deciding sentences of the sources it names (not
     the one the lead states), then the other findings.
-    ``weak_sources`` (retrieval confidence "low") add no finding after the first."""
+    ``weak_sources`` (retrieval confidence "low") add no finding after the first; nor do, in a
+    follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`."""
     settings = settings or GroundingSettings()
     if judgement is not None and not judgement.addressed:
         return abstention(titles, message=judgement.lead or ABSTAIN)
@@ -140,7 +142,7 @@ def compose_extractive(
         if (i == 0 and not quoted) or d.citations[0] not in weak_sources
     ]  # fmt: skip
     addressing = judgement.addressing if judgement else []
-    aside = _beside_the_question(evidence, addressing)
+    aside = _beside_the_question(evidence, addressing) if in_context else []
     findings = key_findings(
         evidence,
         settings.extractive_findings,
@@ -174,9 +176,11 @@ def compose_extractive(
 def _beside_the_question(
     evidence: Sequence[Sequence[EvidenceSentence]], addressing: Sequence[int]
 ) -> list[int]:
-    """The sources ([n]) that do not address the question when another does: they add no
-    finding (an opioid review found by a follow-up's "any long-term side effects?" in a
-    conversation about stimulants lacks its concepts)."""
+    """The sources ([n]) that do not address a follow-up searched in its conversation when
+    another does: they add no finding. Its as-written search, a few words of its own, finds
+    papers off the topic (an opioid review for "any long-term side effects?" in a conversation
+    about stimulants). A plain question's related sources still add theirs (a paper on another
+    part of an open question's subject often holds a useful finding)."""
     if not addressing:
         return []
     return sorted({e.source for per in evidence for e in per} - set(addressing))

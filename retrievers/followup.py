@@ -46,6 +46,9 @@ from retrievers.service import Retrieval, SearchService
 
 Path = Literal["llm", "fallback", "unchanged", "fused", "standalone", "resolved"]
 PATHS: tuple[str, ...] = ("llm", "fallback", "unchanged", "fused", "standalone", "resolved")
+# the paths on which a follow-up was searched with its conversation as well as written: its
+# as-written search, a few words of its own, may find papers off the conversation's topic
+IN_CONTEXT: frozenset[str] = frozenset({"llm", "fallback", "fused", "resolved"})
 LIST_NAMES = ("as_written", "in_context", "focused", "previous_sources")
 # The in-context query already contains the follow-up's own words, so the as-written search is a
 # second, half-weight vote: enough to keep a follow-up that changed topic on its own articles,

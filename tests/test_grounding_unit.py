@@ -353,9 +353,12 @@ def test_extractive_verdict_first_then_findings_each_cited() -> None:
         "Yes (1 study) [1]. Statins lowered risk [1]. Sleep helped grades [2]. "
         "Sleep was measured [2]."
     )
-    # a source that does not address the question adds no finding beside one that does
-    alone = compose_extractive(evidence, judgement=_judged("yes", {1: "Statins lowered risk."}))
+    # in a follow-up searched with its conversation, a source that does not address the
+    # question adds no finding beside one that does; a plain question's still does
+    only_one = _judged("yes", {1: "Statins lowered risk."})
+    alone = compose_extractive(evidence, judgement=only_one, in_context=True)
     assert alone.text == "Yes (1 study) [1]. Statins lowered risk [1]."
+    assert compose_extractive(evidence, judgement=only_one).text == ans.text
     short = compose_extractive(evidence, settings=GroundingSettings(extractive_findings=2))
     assert short.text == "Statins lowered risk [1]. Sleep helped grades [2]."
     led = compose_extractive(evidence, judgement=_judged("no", {2: "Sleep was measured."}))
@@ -463,3 +466,13 @@ def test_a_restated_title_or_a_question_is_no_finding() -> None:
     # a finding that shares the title's words but says something is still checked and kept
     finding = checker.check("Statin use may reduce dementia risk in older adults [1].")
     assert finding.kept and finding.citations == [1]
+
+
+def test_only_a_follow_up_searched_with_its_conversation_keeps_to_addressing_sources() -> None:
+    from chains.decision import in_context
+
+    for path in ("resolved", "fused", "llm", "fallback"):
+        assert in_context({"rewrite": path}), path  # type: ignore[typeddict-item]
+    for path in ("unchanged", "standalone"):
+        assert not in_context({"rewrite": path}), path  # type: ignore[typeddict-item]
+    assert not in_context({})  # type: ignore[typeddict-item]

@@ -151,7 +151,7 @@ def test_a_source_off_the_conversations_topic_adds_no_finding(
     # Seen in the chat: the stimulant conversation's third turn ("any long-term side effects?",
     # searched as below) quoted "Opioid medications have the potential to produce long-lasting
     # neuropsychological side effects" from an opioid review its as-written search found.
-    # mutation caught: compose_extractive lets non-addressing sources pad the findings
+    # mutation caught: compose_extractive lets non-addressing sources pad a follow-up's findings
     from chains.grounded import judge_sources
     from grounding.compose import compose_extractive
     from grounding.evidence import select_evidence
@@ -173,7 +173,7 @@ def test_a_source_off_the_conversations_topic_adds_no_finding(
     j = judge_sources(asked, searched, pool, evidence, settings, encoder, None)
     assert j.addressing == [1], j.addressing
     answer = compose_extractive(evidence, titles=[a.title for a in chosen], judgement=j,
-                                settings=settings)  # fmt: skip
+                                settings=settings, in_context=True)  # fmt: skip
     cited = {n for s in answer.sentences for n in s.citations}
     assert cited == {1}, answer.text
     assert "pioid" not in answer.text, answer.text
