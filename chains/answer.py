@@ -193,13 +193,16 @@ def numbered_sources(
     stances = {s.source: s for s in judgement.stances}
     yes_no = judgement.reason != "not_yes_no"
     # a source's key findings must bear on the question (the bar abstention uses): an
-    # off-topic source that retrieval ranked third shows none rather than its best sentence
+    # off-topic source that retrieval ranked third shows none rather than its best sentence;
+    # nor does one beside a follow-up's question (grounding.compose._beside_the_question)
+    beside = set(decision.extractive.beside)
     return [
         to_source(
             i,
             d,
             decision.pool.sources[i - 1].abstract,
-            [e for e in decision.evidence[i - 1] if e.similarity >= settings.relevance_bar],
+            [e for e in decision.evidence[i - 1]
+             if e.similarity >= settings.relevance_bar and i not in beside],
         ).model_copy(
             update={
                 "stance": stances[i].stance if i in stances and yes_no else None,

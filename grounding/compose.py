@@ -40,6 +40,7 @@ class ComposedAnswer:
     verdict: str | None = None
     verdict_sources: list[int] = field(default_factory=list)
     lead: str = ""  # the judgement's first sentence (grounding.consensus), citations included
+    beside: list[int] = field(default_factory=list)  # sources beside the question: no findings
 
     @property
     def abstained(self) -> bool:
@@ -165,12 +166,9 @@ def compose_extractive(
     limit = max(settings.extractive_findings - bool(quoted), 1)
     sentences = (deciding + rest)[: max(limit, len(deciding))]
     return ComposedAnswer(
-        "extractive",
-        sentences,
-        verdict,
-        list(verdict_sources),
-        judgement.lead if judgement else "",
-    )
+        "extractive", sentences, verdict, list(verdict_sources),
+        judgement.lead if judgement else "", aside,
+    )  # fmt: skip
 
 
 def _beside_the_question(

@@ -177,3 +177,15 @@ def test_a_source_off_the_conversations_topic_adds_no_finding(
     cited = {n for s in answer.sentences for n in s.citations}
     assert cited == {1}, answer.text
     assert "pioid" not in answer.text, answer.text
+    # nor does the review show key findings under the answer (it stays listed, its abstract
+    # one click away); mutation caught: numbered_sources ignores ``beside``
+    from langchain_core.documents import Document
+
+    from chains.answer import numbered_sources
+    from chains.turn import Decision
+
+    docs = [Document(page_content=a.abstract, metadata={"pmid": a.pmid, "title": a.title})
+            for a in chosen]  # fmt: skip
+    decision = Decision(pool, evidence, j, None, answer, uses_llm=False)
+    sources = numbered_sources(docs, decision, settings)
+    assert [bool(s.evidence) for s in sources] == [True, False], [s.evidence for s in sources]
