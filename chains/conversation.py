@@ -193,6 +193,11 @@ def topic_phrase(question: str) -> str:
     return re.sub(r"\s+", " ", body).strip().rstrip("?.! ").strip()
 
 
+def _unled(text: str) -> str:
+    """``text`` without the punctuation that joined it to what came before ("- can that ...")."""
+    return re.sub(r"^[\s,;:–—-]+", "", text)
+
+
 def _tokens(text: str) -> list[re.Match[str]]:
     return list(_WORD.finditer(text))
 
@@ -505,7 +510,7 @@ def _groups_named(text: str) -> set[str]:
 
 def _study_detail(previous: Resolution, body: str) -> Resolution:
     """A detail of a study the last turns found: their topic and their words, then its own."""
-    rest = re.sub(r"^[\s,;:–—-]+", "", _OPENER.sub("", body, count=1).strip().rstrip("?.! "))
+    rest = _unled(_OPENER.sub("", body, count=1).strip().rstrip("?.! "))
     added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
     standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
     return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group)
@@ -592,14 +597,14 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
             core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
-        return core, re.sub(r"^[\s,;:–—-]+", "", rest), new_group, False
+        return core, _unled(rest), new_group, False
     if had_opener and (switch := _bare_switch(rest)) is not None:
-        after = re.sub(r"^[\s,;:–—-]+", "", rest[len(switch) :])
+        after = _unled(rest[len(switch) :])
         merged = _switch_into_clause(after, switch, core, similar)
         if merged is not None:
             return topic_phrase(merged), "", "", True
         return _replace_counterpart(core, switch, similar), after, "", False
-    return core, re.sub(r"^[\s,;:–—-]+", "", rest), "", False
+    return core, _unled(rest), "", False
 
 
 def topic_anchor(core: str, corpus: CorpusTerms | None = None) -> list[str]:
