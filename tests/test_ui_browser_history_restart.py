@@ -87,21 +87,24 @@ def _searched_after(chat: ChatPage) -> str:
     return found.group(1)
 
 
-def _reload_showing(chat: ChatPage, server: Server, answers: int) -> None:
-    """Reload the page (served by a new process now) until it shows ``answers`` stored answers.
+def _reload_showing(chat: ChatPage, server: Server, thread_id: str, answers: int) -> None:
+    """Load the conversation's own address (served by a new process now) until it shows
+    ``answers`` stored answers.
 
-    One CI run (stop 40) found the first reload after the SIGKILL showing fewer answers within a
-    minute, and it left nothing to read. What the page and the server showed is now printed, and
-    the page is reloaded once more: the stored conversation must then be there (the test fails
-    otherwise); the later checks read it from the store and the sidebar as before."""
+    Not ``page.reload()``: while the killed server is down, the page's socket gets connection
+    errors, and Chainlit's client (2.12, ``AutoResumeThread``) may answer one with "Couldn't
+    resume chat" and a move to ``/``, a new chat, depending on when its reconnect attempts fall
+    (the CI run of stop 45 reloaded that ``/`` and found 0 answers). The conversation's address
+    is what a user's bookmark or the sidebar opens. What the page and the server showed is
+    printed if the answers do not appear, and the address is loaded once more."""
     for attempt in (1, 2):
-        chat.page.reload()
+        chat.page.goto(f"{chat.base_url}/thread/{thread_id}")
         try:
             chat.answers().nth(answers - 1).wait_for(timeout=45_000)
             return
         except Exception:
             shown = chat.page.locator("body").inner_text()[-2000:]
-            print(f"reload {attempt}: {chat.answers().count()} of {answers} answers shown at "
+            print(f"load {attempt}: {chat.answers().count()} of {answers} answers shown at "
                   f"{chat.page.url}\n--- page ---\n{shown}\n--- server log ---\n"
                   f"{server.log()[-4000:]}")
             if attempt == 2:
@@ -193,7 +196,7 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         server = _start(cfg, tmp_path, port, "server3")
         servers.append(server)
         assert "set aside" not in server.log()  # the file was not found damaged
-        _reload_showing(chat, server, len(answered_turns))
+        _reload_showing(chat, server, thread_id, len(answered_turns))
         _open_from_sidebar(chat, thread_id, len(answered_turns))
         # both tabs' questions, the one asked while the server died last
         assert chat.user_messages() == [FIRST, SECOND, THIRD, FOURTH, FIFTH]
