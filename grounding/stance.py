@@ -134,8 +134,14 @@ AFFIRMATIVE = _rx(
     r"restor\w+", r"sustained", r"maintained", r"preserv\w+", r"achiev\w+", r"showed", r"shows",
     r"demonstrat\w+", r"confirm\w*", r"support\w*", r"promising", r"marked", r"substantial",
     r"strong(?:ly)?", r"robust", r"elevated", r"impair\w+", r"deficits?", r"declin\w+",
-    r"more likely", r"less likely", r"increased risk", r"protect\w+", r"positive(?:ly)?",
-    r"negative(?:ly)?", r"mediat\w+", r"moderat\w+", r"influenc\w+", r"affect\w*",
+    r"more likely", r"less likely", r"increased risk", r"protect\w+",
+    # "positive" and "negative" state a finding only of a relation ("negatively associated", "a
+    # positive effect"); alone they name other things ("negative emotions", "HIV-negative",
+    # "negative symptoms"), and "negative results" is a null finding
+    r"(?:positive|negative)(?:ly)? (?:[\w-]+ )?(?:associat\w+|correlat\w+|relat\w+|link\w*|"
+    r"predict\w+|effects?|impacts?|influenc\w+|affect\w*)",
+    r"(?:associat\w+|correlat\w+|relat\w+|linked|predict\w+) (?:\w+ )?(?:positive|negative)ly",
+    r"mediat\w+", r"moderat\w+", r"influenc\w+", r"affect\w*",
     r"help(?:s|ed)?", r"helpful",
 )  # fmt: skip
 
@@ -197,6 +203,9 @@ RECOMMENDATION = _rx(
     r"advisable|recommended) (?:to|that)",
     r"recommend\w*", r"(?:we|this study) (?:aimed|aim|sought|set out|hypothesi[sz]ed)",
     r"(?:the )?(?:aim|objective|purpose|goal) (?:of|was|is)",
+    # a prospect, what something may turn into ("... could become a very helpful information
+    # system"), not a finding; a change of state ("patients may become dependent") still is one
+    r"(?:could|may|might|will|would|can) (?:\w+ )?become (?:a|an|the|that|one)\b",
 )  # fmt: skip
 # Where a sentence's clauses part: each clause may state a different relation ("X was not
 # related to Y, but Z predicted W"); only a clause stating the question's relation decides.

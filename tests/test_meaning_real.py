@@ -145,6 +145,21 @@ def test_a_finding_about_who_takes_the_exposure_does_not_answer_for_its_outcome(
     assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
 
 
+def test_an_abstract_on_an_intelligent_machine_says_nothing_of_intelligent_people(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in the chat: "Yes (1 of 3 studies)" to whether being very intelligent is linked to
+    # depression, from a chatbot abstract (PMID 36514712): "an intelligent assistant for ...
+    # depression, could become a very helpful information system", and "capable to diagnose
+    # people's negative, depressive, and anxious emotions".
+    # mutations caught: the prospect pattern removed from RECOMMENDATION -> "yes" (could become);
+    # bare positive/negative among the AFFIRMATIVE cues -> "yes" (negative emotions)
+    j = _judged("Is being very intelligent linked to depression?", ("36514712",),
+                shared_articles, encoder)
+    assert j.verdict != "yes"
+    assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
+
+
 def test_a_source_off_the_conversations_topic_adds_no_finding(
     shared_articles: Any, encoder: Any
 ) -> None:

@@ -345,3 +345,29 @@ def test_naming_the_group_is_not_naming_its_outcome() -> None:
                 "demographic variables and intelligence were held constant.")
     assert _read("Does music training improve children's IQ?", sentence) is None
     assert _read("Do children's personality traits predict music training?", sentence) == "yes"
+
+
+def test_what_something_could_become_is_a_prospect_not_a_finding() -> None:
+    """Seen in the chat: "Is being very intelligent linked to depression?" got "Yes" from "an
+    intelligent assistant for ... depression, could become a very helpful information system"
+    (PMID 36514712). Mutation caught: the prospect pattern removed from RECOMMENDATION -> "yes"."""
+    q = "Does music training improve children's IQ?"
+    prospect = "Music training could become a helpful tool to improve children's IQ."
+    assert _read(q, prospect) is None
+    # a change of state is still a finding
+    assert _read(q, "Children's IQ may become higher with music training.") == "yes"
+
+
+def test_positive_or_negative_is_a_finding_only_of_a_relation() -> None:
+    """Seen in the chat: "capable to diagnose people's negative, depressive, and anxious
+    emotions" read as a "yes" to whether intelligence is linked to depression, its cue the
+    adjective "negative". Mutation caught: bare positive(ly)/negative(ly) back among the
+    AFFIRMATIVE cues -> "yes" from the emotions sentence."""
+    q = "Is loneliness linked to depression?"
+    stems = question_stems(q)
+    emotions = "Lonely people described negative, depressive and anxious emotions during chatting."
+    assert sentence_stance(emotions, stems).stance is None
+    for finding in ("Loneliness was positively associated with depression.",
+                    "Loneliness had a negative effect on depression scores.",
+                    "Depression correlated negatively with loneliness."):
+        assert sentence_stance(finding, stems).stance == "yes", finding
