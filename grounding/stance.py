@@ -141,7 +141,8 @@ AFFIRMATIVE = _rx(
     r"(?:positive|negative)(?:ly)? (?:[\w-]+ )?(?:associat\w+|correlat\w+|relat\w+|link\w*|"
     r"predict\w+|effects?|impacts?|influenc\w+|affect\w*)",
     r"(?:associat\w+|correlat\w+|relat\w+|linked|predict\w+) (?:\w+ )?(?:positive|negative)ly",
-    r"mediat\w+", r"moderat\w+", r"influenc\w+", r"affect\w*",
+    r"mediat\w+", r"moderat\w+", r"influenc\w+",
+    r"affect(?:s|ed|ing)?",  # the verb: "affective disorders" names an illness, not an effect
     r"help(?:s|ed)?", r"helpful",
 )  # fmt: skip
 

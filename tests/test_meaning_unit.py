@@ -361,12 +361,17 @@ def test_what_something_could_become_is_a_prospect_not_a_finding() -> None:
 def test_positive_or_negative_is_a_finding_only_of_a_relation() -> None:
     """Seen in the chat: "capable to diagnose people's negative, depressive, and anxious
     emotions" read as a "yes" to whether intelligence is linked to depression, its cue the
-    adjective "negative". Mutation caught: bare positive(ly)/negative(ly) back among the
-    AFFIRMATIVE cues -> "yes" from the emotions sentence."""
+    adjective "negative". Mutations caught: bare positive(ly)/negative(ly) back among the
+    AFFIRMATIVE cues -> "yes" from the emotions sentence; ``affect\\w*`` back -> "yes" from
+    "affective disorders"."""
     q = "Is loneliness linked to depression?"
     stems = question_stems(q)
     emotions = "Lonely people described negative, depressive and anxious emotions during chatting."
     assert sentence_stance(emotions, stems).stance is None
+    # the same for a cue word's adjective: "affective" names an illness, "affected" an effect
+    assert sentence_stance("Lonely people had affective disorders and depression.",
+                           stems).stance is None
+    assert sentence_stance("Loneliness affected depression.", stems).stance == "yes"
     for finding in ("Loneliness was positively associated with depression.",
                     "Loneliness had a negative effect on depression scores.",
                     "Depression correlated negatively with loneliness."):
