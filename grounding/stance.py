@@ -760,9 +760,10 @@ def source_stance(
     ("No differences were found."): an unlabelled last sentence about something else ("Different
     hypotheses explaining these differences are compared.") once gave a confident "Yes".
 
-    With ``classify`` (the stance classifier, :func:`_confirmed_yes`), the strength is the
-    classifier's probability of that stance, and a stance the classifier does not also find
+    With ``classify`` (the stance classifier over the answer sentences' cues), the strength is
+    the classifier's probability of that stance, and a stance the classifier does not also find
     most likely becomes "unclear": a yes/no stands only when rules and classifier agree.
+
     ``key_findings``: (start, end) offsets of the source's evidence sentences."""
     answer = list(_answer_sentences(source))
     findings = set(key_findings)
@@ -802,7 +803,11 @@ def source_stance(
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
-        stance, strength = _confirmed_yes(classify, on_relation or answer, question, question_stems)
+        # the classifier reads what the answer sentences say of the question's relation: a null
+        # finding about another outcome ("MPH was not associated with growth delays") is no
+        # doubt about whether MPH improves attention
+        stance, strength = _confirmed_yes(classify, on_relation or answer, question,
+                                          question_stems)
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
@@ -863,10 +868,7 @@ def _confirmed_yes(
     question_stems: set[str],
 ) -> tuple[Stance, float]:
     """A rule-read "yes" with the classifier's probability as its strength; "unclear" when the
-    classifier does not also find "yes" most likely. ``answer``: the answer sentences that say
-    something of the question's relation (else all of them): a null finding about another
-    outcome ("MPH was not associated with growth delays") is no doubt about whether MPH improves
-    attention."""
+    classifier does not also find "yes" most likely."""
     probs = classify(stance_features([s.text for s in answer], question, question_stems))
     strength = probs.get("yes", 0.0)
     return ("yes" if max(probs, key=lambda k: probs[k]) == "yes" else "unclear"), strength

@@ -145,26 +145,6 @@ def test_a_yes_stands_only_when_the_classifier_also_finds_it_most_likely() -> No
     assert null.stance == "no" and null.strength == 0.9
 
 
-def test_the_classifier_reads_what_the_answer_says_of_the_questions_relation() -> None:
-    """Seen in the chat: the starter question "Does methylphenidate improve attention in children
-    with ADHD?" got "No clear answer": the classifier confirming the rules' "yes" also read "MPH
-    was not associated with growth delays", a null finding about another outcome. Mutation
-    caught: the classifier given every answer sentence again -> "unclear"."""
-    question = "Does methylphenidate improve attention in children with ADHD?"
-    abstract = ("Our findings support the effectiveness of methylphenidate for improving attention "
-                "in children with ADHD. Methylphenidate was not associated with growth delays in "
-                "height, weight, and BMI.")
-    pool = SourcePool.build(question, [abstract], HashEncoder())
-
-    def doubts_any_null(features: dict[str, float]) -> dict[str, float]:
-        said = "no" if features["strong_null"] > 0 else "yes"
-        return {k: (0.7 if k == said else 0.15) for k in ("yes", "no", "maybe")}
-
-    read = source_stance(pool.sources[0], question, question_stems(question),
-                         classify=doubts_any_null)
-    assert read.stance == "yes", read
-
-
 def _stances(*said: str, strength: float = 0.9) -> list[SourceStance]:
     return [SourceStance(n, s, f"finding {n}.", 0, 1, strength) for n, s in enumerate(said, 1)]
 

@@ -160,18 +160,6 @@ def test_an_abstract_on_an_intelligent_machine_says_nothing_of_intelligent_peopl
     assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
 
 
-def test_a_null_finding_on_another_outcome_casts_no_doubt_on_the_asked_one(
-    shared_articles: Any, encoder: Any
-) -> None:
-    # Seen in the chat: the starter question got "No clear answer"; PMID 26756111 concludes
-    # "Our findings support the effectiveness of MPH treatment for improving IQ, attention ..."
-    # and then "MPH was not associated with growth delays", which the real classifier read as
-    # doubt. mutation caught: the classifier given every answer sentence -> "unclear"
-    j = _judged("Does methylphenidate improve attention in children with ADHD?", ("26756111",),
-                shared_articles, encoder)
-    assert [s.stance for s in j.stances] == ["yes"], [(s.stance, s.sentence) for s in j.stances]
-
-
 def test_a_source_off_the_conversations_topic_adds_no_finding(
     shared_articles: Any, encoder: Any
 ) -> None:
