@@ -777,7 +777,6 @@ def source_stance(
     own = not other_age_group(source.title, question)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
-    on_relation: list[Sentence] = []  # the answer sentences that say something of the relation
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
         if not overlap and sentence.kind != "conclusion":
@@ -786,8 +785,6 @@ def source_stance(
                                  sameness, own)  # fmt: skip
         if read is None or read.stance is None:
             continue
-        if sentence in answer:
-            on_relation.append(sentence)
         if sentence in answer and read.strength >= PLAIN:
             plain.append((overlap, read))
         # a plain statement near the question's words first; answer sentences before key
@@ -803,11 +800,7 @@ def source_stance(
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
-        # the classifier reads what the answer sentences say of the question's relation: a null
-        # finding about another outcome ("MPH was not associated with growth delays") is no
-        # doubt about whether MPH improves attention
-        stance, strength = _confirmed_yes(classify, on_relation or answer, question,
-                                          question_stems)
+        stance, strength = _confirmed_yes(classify, answer, question, question_stems)
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
