@@ -87,7 +87,7 @@ def _searched_after(chat: ChatPage) -> str:
     return found.group(1)
 
 
-def _reload_showing(chat: ChatPage, server: Server, thread_id: str, answers: int) -> None:
+def _load_showing(chat: ChatPage, server: Server, thread_id: str, answers: int) -> None:
     """Load the conversation's own address (served by a new process now) until it shows
     ``answers`` stored answers.
 
@@ -196,7 +196,7 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         server = _start(cfg, tmp_path, port, "server3")
         servers.append(server)
         assert "set aside" not in server.log()  # the file was not found damaged
-        _reload_showing(chat, server, thread_id, len(answered_turns))
+        _load_showing(chat, server, thread_id, len(answered_turns))
         _open_from_sidebar(chat, thread_id, len(answered_turns))
         # both tabs' questions, the one asked while the server died last
         assert chat.user_messages() == [FIRST, SECOND, THIRD, FOURTH, FIFTH]
