@@ -251,7 +251,9 @@ STANCE_FEATURES: tuple[str, ...] = (
 
 
 def _near_question(pattern: re.Pattern[str], text: str, question_stems: set[str]) -> int:
-    """Matches of ``pattern`` with a question word among the 6 words around them."""
+    """Matches of ``pattern`` with a question word among the 6 words around them, in the one
+    sentence ``text`` is: a cue is near what its own sentence says ("MPH was not associated with
+    growth delays" is no null finding near "children with ADHD" that ends the sentence before)."""
     count = 0
     for m in pattern.finditer(text):
         window = text[max(0, m.start() - 60) : m.end() + 60]
@@ -270,6 +272,8 @@ def stance_features(
     body, asked = _scoped_out(text, question_stems)
     affirming = len(AFFIRMING_NEGATIONS.findall(body))
     body = AFFIRMING_NEGATIONS.sub(" ", body)
+    # each sentence as the whole text is read ("but not X" scoped out, affirming negations out)
+    each = [AFFIRMING_NEGATIONS.sub(" ", _scoped_out(s, question_stems)[0]) for s in sentences]
     compares = float(bool(QUESTION_COMPARES.search(question)))
     equivalence = len(EQUIVALENCE.findall(body))
 
@@ -279,10 +283,12 @@ def stance_features(
     return {
         "strong_null": log(len(STRONG_NULL.findall(body))),
         "null": log(len(NULL_FINDING.findall(body))),
-        "null_near_question": log(_near_question(NULL_FINDING, body, question_stems)),
+        "null_near_question": log(sum(_near_question(NULL_FINDING, s, question_stems)
+                                      for s in each)),
         "doubt": log(len(DOUBT.findall(body))),
         "affirmative": log(len(AFFIRMATIVE.findall(body))),
-        "affirm_near_question": log(_near_question(AFFIRMATIVE, body, question_stems)),
+        "affirm_near_question": log(sum(_near_question(AFFIRMATIVE, s, question_stems)
+                                        for s in each)),
         "hedge": log(len(HEDGE.findall(body))),
         "equivalence_x_compares": log(equivalence) * compares,
         "equivalence_x_other": log(equivalence) * (1 - compares),
