@@ -420,14 +420,55 @@ def _replace_counterpart(core: str, switch: str, similar: Similarity | None) -> 
         hit = [t for t, c in zip(toks, cos, strict=True)
                if c >= COUNTERPART_BAR and t.group().lower() not in own]  # fmt: skip
         if hit:
-            out = core[: hit[0].start()] + switch
-            prev = hit[0].end()
+            start, end = _restated_span(core, switch, hit[0], hit[-1])
+            out = core[:start] + switch
+            prev = end if start < hit[0].start() or end > hit[-1].end() else hit[0].end()
             for t in hit[1:]:
-                out += core[prev : t.start()]
-                prev = t.end()
+                if t.start() >= prev:
+                    out += core[prev : t.start()]
+                    prev = t.end()
             out += core[prev:]
             return re.sub(r"\s{2,}", " ", out).strip(" ,")
     return f"{core}, {switch}"
+
+
+# small words a switch's restated phrase may pass over ("hearing loss in *one* ear")
+RESTATED_GAP = 2
+
+
+def _restated_span(core: str, switch: str, first: re.Match[str],
+                   last: re.Match[str]) -> tuple[int, int]:
+    """The span of ``core`` a switch replaces: its counterparts (``first`` .. ``last``) and the
+    words of the same phrase it restates beside them ("what about hearing loss in both ears?"
+    for "children with hearing loss in one ear": "hearing loss in one ear", not "ear" alone).
+    A restated side needs a content word of the switch; up to ``RESTATED_GAP`` small words it
+    does not have may lie between (the "one" of "in one ear")."""
+    from indexing.tokenize import STOPWORDS
+
+    said = {w.lower() for w in _WORD.findall(switch)}
+    toks = _tokens(core)
+    starts = [t.start() for t in toks]
+    i, j = starts.index(first.start()), starts.index(last.start())
+
+    def reach(order: Sequence[int], edge: int) -> int:
+        best, gap = edge, 0
+        for k in order:
+            between = core[min(toks[k].end(), toks[best].end()):max(toks[k].start(),
+                                                                    toks[best].start())]
+            if re.search(r"[,;:?!()]", between):
+                break
+            w = toks[k].group().lower()
+            if w in said and w not in STOPWORDS:
+                best, gap = k, 0
+            elif (w in said or w in STOPWORDS) and gap < RESTATED_GAP:
+                gap += 1
+            else:
+                break
+        return best
+
+    lo = reach(range(i - 1, -1, -1), i)
+    hi = reach(range(j + 1, len(toks)), j)
+    return toks[lo].start(), toks[hi].end()
 
 
 def _added_words(text: str) -> tuple[str, ...]:

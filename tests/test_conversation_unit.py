@@ -108,6 +108,28 @@ def test_a_bare_switch_replaces_its_counterpart_when_the_embedder_says_so() -> N
     assert "bipolar" in added and "depression" in added
 
 
+def test_a_switch_that_restates_the_topics_phrase_replaces_that_phrase() -> None:
+    """heldout3's ch3-05: "what about hearing loss in both ears?" after "Do children with
+    hearing loss in one ear have lower IQ?" was searched as "children with hearing loss in one
+    hearing loss in both ears have lower IQ" (only "ear" was its counterpart). Mutation caught:
+    _restated_span returning the counterparts alone -> the phrase doubled."""
+
+    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
+        return [0.9 if c.lower() in ("ear", "ears") else 0.1 for c in candidates]
+
+    turns = ["Do children with hearing loss in one ear have lower IQ?",
+             "what about hearing loss in both ears?"]  # fmt: skip
+    both = standalone_question(turns[1], turns[:1], similar=similar).standalone
+    assert both == "children with hearing loss in both ears have lower IQ?"
+    # the restated words may follow the counterpart, and the phrase ends at punctuation
+    throat = standalone_question("what about throat infections?",
+                                 ["Do ear infections in toddlers lower IQ?"], similar=similar)
+    assert throat.standalone == "throat infections in toddlers lower IQ?"
+    # words the switch does not restate stay ("children with" is no part of the phrase)
+    other = standalone_question("what about the inner ear?", turns[:1], similar=similar)
+    assert "hearing loss in one" in other.standalone and "inner ear" in other.standalone
+
+
 def test_the_follow_up_options_carry_the_resolution() -> None:
     searched, previous, options = plan_followup(STIMULANTS[1], STIMULANTS[:1])
     assert searched == STIMULANTS[1] and previous == STIMULANTS[:1]

@@ -97,6 +97,23 @@ def test_papers_on_the_same_drug_about_another_outcome_or_group_give_no_yes(
 
 
 
+def test_a_null_finding_on_another_outcome_does_not_undo_the_starter_questions_yes(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # The chat's first starter chip, with the three abstracts the full index gives it: the
+    # Korean fitness study concludes "Our findings support the effectiveness of MPH treatment
+    # for improving IQ, attention ..." and ends "MPH was not associated with growth delays".
+    # Rules and classifier once disagreed on it ("unclear"): that null finding was counted near
+    # the question through the last words of the sentence before it. (The verdict stays "No
+    # clear answer": the classifier's yes, 0.45, is below the verdict bar; docs/verdicts.md.)
+    # mutation caught: _near_question over the joined answer sentences -> "unclear"
+    j = _judged("Does methylphenidate improve attention in children with ADHD?",
+                ("29744873", "26756111", "25237119"), shared_articles, encoder)
+    stances = [(s.stance, s.sentence[:60]) for s in j.stances]
+    assert [s for s, _ in stances] == ["unclear", "yes", "unclear"], stances
+    assert j.verdict != "no", j.lead
+
+
 # Abstracts whose last sentences state a sibling relation "in contrast" to the question's own
 # finding, a null one (verdict_traps_dev's "other relation" trap), each with its question
 CONTRASTED = (

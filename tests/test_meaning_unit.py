@@ -376,3 +376,25 @@ def test_positive_or_negative_is_a_finding_only_of_a_relation() -> None:
                     "Loneliness had a negative effect on depression scores.",
                     "Depression correlated negatively with loneliness."):
         assert sentence_stance(finding, stems).stance == "yes", finding
+
+
+def test_a_cue_is_near_the_question_only_in_its_own_sentence() -> None:
+    """Seen on the starter question "Does methylphenidate improve attention in children with
+    ADHD?": "MPH was not associated with growth delays in height, weight, and BMI." counted as a
+    null finding near the question through "children with ADHD", the last words of the sentence
+    before it, and the classifier turned the abstract's yes into "unclear". Mutation caught:
+    ``_near_question`` over the joined sentences -> null_near_question > 0."""
+    from grounding.stance import stance_features
+
+    q = "Does methylphenidate improve attention in children with ADHD?"
+    stems = question_stems(q)
+    first = "MPH improved attention in Korean children with ADHD."
+    other = "MPH was not associated with growth delays in height, weight, and BMI."
+    apart = stance_features([first, other], q, stems)
+    assert apart["null"] > 0
+    assert apart["null_near_question"] == 0
+    assert apart["affirm_near_question"] > 0
+    # within its own sentence the same cue is near the question
+    near = stance_features(["Methylphenidate was not associated with attention in children."],
+                           q, stems)
+    assert near["null_near_question"] > 0
