@@ -257,34 +257,24 @@ def _qualified(group: str) -> bool:
                for w in _words(group))  # fmt: skip
 
 
-def _drop_relative_clause(core: str, condition_too: bool = False) -> str:
+def _drop_relative_clause(core: str) -> str:
     """``core`` without the relative clause that follows its first group word ("kids *who get a
     liver transplant* end up with lower IQ", "people *who show up at the ER short of
     breath*"): from "who" / "that" to the verb that carries the topic's predicate
-    (:data:`_PREDICATE_VERBS`), a question verb or the end. A qualified group switch brings its
-    own; one that names its group's condition ("adults *with NF1*") replaces the topic's too
-    (``condition_too``: "children *with neurofibromatosis type 1*")."""
+    (:data:`_PREDICATE_VERBS`) or the end. A qualified group switch brings its own."""
     toks = _tokens(core)
-    opens = ("who", "that", "whose", "with") if condition_too else ("who", "that", "whose")
     for i, t in enumerate(toks):
         if not is_population(t.group().lower()):
             continue
-        if i + 2 >= len(toks) or toks[i + 1].group().lower() not in opens:
+        if i + 2 >= len(toks) or toks[i + 1].group().lower() not in ("who", "that", "whose"):
             return core
         end = len(core)
         for u in toks[i + 3 :]:
-            if u.group().lower() in _PREDICATE_VERBS or u.group().lower() in _CLAUSE_VERB:
+            if u.group().lower() in _PREDICATE_VERBS:
                 end = u.start()
                 break
         return re.sub(r"\s{2,}", " ", core[: toks[i].end()] + " " + core[end:]).strip(" ,")
     return core
-
-
-def _names_a_condition(group: str) -> bool:
-    """Whether a group is qualified by what its people have ("adults *with NF1*", "teens *with*
-    one-sided loss"), beyond who they are."""
-    words = _words(group)
-    return "with" in words[1:] and _qualified(group)
 
 
 def _replace_population(core: str, group: str, old_group: str = "") -> str:
@@ -645,7 +635,7 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
         new_group = _without_pointing_clause(rest[group[0] : group[1]].strip())
         if not previous.group and _qualified(new_group):
             # "kids who survived acute liver failure" for "kids who get a liver transplant"
-            core = _drop_relative_clause(core, condition_too=_names_a_condition(new_group))
+            core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
         return core, _unled(rest), new_group, False
