@@ -151,6 +151,9 @@ class Concept:
     # other names from the corpus: of an essential word ("osa"), or of the whole concept
     # ("obstructive sleep apnea", key "") -> the stems of each other name
     aliases: tuple[tuple[str, tuple[frozenset[str], ...]], ...] = ()
+    # the concept before it when the two are drugs asked as alternatives ("Zoloft or Prozac"):
+    # a source that names either answers for both (:func:`_by_alternative`)
+    alternative_of: str = ""
 
     def name_for(self, missing: Sequence[str]) -> str:
         """How a message names the concept when ``missing`` (some of its essential words) are
@@ -239,12 +242,14 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
     a frame word, a verb of :data:`RUN_BREAKERS` or punctuation ends a run); ``essential``
     holds each run's words that an answer must be about (:func:`essential_word`)."""
     runs: list[list[tuple[str, str]]] = [[]]  # (surface, lower) per run
+    after_or: list[bool] = [False]  # the run follows the one before with "or" alone between
     pos = 0
     for m in _WORD.finditer(question):
         gap = question[pos : m.start()]
         pos = m.end()
         if gap.strip():  # punctuation between words ends the run
             runs.append([])
+            after_or.append(False)
         surface = m.group()
         parts = [p for p in re.split(r"[-'\u2019]", surface.lower()) if p and p != "s"]
         content = all(_content(p) or p.isdigit() for p in parts) and any(map(_content, parts))
@@ -252,9 +257,10 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
             runs[-1].append((surface, "-".join(parts)))
         else:
             runs.append([])
+            after_or.append(parts == ["or"] and bool(runs[-2]))
     concepts: list[Concept] = []
     seen: set[tuple[str, ...]] = set()
-    for run in runs:
+    for i, run in enumerate(runs):
         if not run:
             continue
         words = tuple(p for _, low in run for p in low.split("-") if _content(p))
@@ -279,8 +285,34 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
                 found = tuple(corpus.alias_stems(name))
                 if found:
                     aliases.append((key, found))
-        concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases)))
+        either = ""
+        if (after_or[i] and concepts and _drug_alternatives(runs[i - 1], run)
+                and not _CHOICE.search(question)):
+            either = concepts[-1].text
+        concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases), either))
     return concepts
+
+
+# a question that asks which of two is better ("Is sertraline or fluoxetine better ...?"): its
+# "or" is the choice itself, and a source on one drug does not answer it
+_CHOICE = re.compile(
+    r"\b(?:which|better|best|worse|superior|inferior|safer|than|versus|vs|compared?|"
+    r"comparison|more\s+(?:effective|helpful)|less\s+(?:effective|helpful))\b",
+    re.IGNORECASE,
+)
+
+
+def _drug_alternatives(before: Sequence[tuple[str, str]], run: Sequence[tuple[str, str]]) -> bool:
+    """Whether two runs joined by "or" name a drug each ("Zoloft or Prozac"): unless it asks
+    which is better (:data:`_CHOICE`), the question asks about either, as a user names the
+    drugs a doctor may choose between. Other alternatives ("full-scale IQ or attention
+    problems", "relapsed or refractory myeloma") each need their source."""
+    names = drug_names().generic
+
+    def is_drug(r: Sequence[tuple[str, str]]) -> bool:
+        return " ".join(low for _, low in r) in names
+
+    return is_drug(before) and is_drug(run)
 
 
 def question_stems(question: str) -> set[str]:
@@ -367,6 +399,8 @@ def check_coverage(
         for si, row in enumerate(per_source):
             for w in todo:
                 row[w] = row[w] or similar.get((w, si), False)
+    for row in per_source:
+        _by_alternative(concepts, row)
     addressing = [
         pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
     ]
@@ -383,6 +417,21 @@ def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]
             if any(name and name <= stems for name in names):
                 whole = not key or bool(drug_names().generic_of(key))
                 for w in concept.essential if whole else (key,):
+                    row[w] = True
+
+
+def _by_alternative(concepts: Sequence[Concept], row: dict[str, bool]) -> None:
+    """Mark the drugs asked as alternatives ("Zoloft or Prozac") found when the source names
+    one of them whole: it answers the question for the drug it names."""
+    by_text = {c.text: c for c in concepts}
+    for concept in concepts:
+        other = by_text.get(concept.alternative_of)
+        if other is None:
+            continue
+        pair = (concept, other)
+        if any(c.essential and all(row.get(w, False) for w in c.essential) for c in pair):
+            for c in pair:
+                for w in c.essential:
                     row[w] = True
 
 

@@ -398,3 +398,24 @@ def test_a_cue_is_near_the_question_only_in_its_own_sentence() -> None:
     near = stance_features(["Methylphenidate was not associated with attention in children."],
                            q, stems)
     assert near["null_near_question"] > 0
+
+
+def test_drugs_asked_as_alternatives_are_answered_by_either() -> None:
+    """Seen in the phone walk: "If I stay on Zoloft or Prozac while expecting, will my kid end up
+    with a lower IQ?" got "No indexed abstract mentions Zoloft" though its sources are on
+    antidepressants in pregnancy and the index has fluoxetine: the user asks about either drug.
+    Mutation caught: _by_alternative skipped -> not addressed, "Zoloft" the gap."""
+    q = "If I stay on Zoloft or Prozac while expecting, will my kid end up with a lower IQ?"
+    abstract = "Children exposed to Prozac before birth had the same IQ as their unexposed siblings."
+    coverage = check_coverage(question_concepts(q), SourcePool.build(q, [abstract], HashEncoder()))
+    assert coverage.addressed and coverage.complete == [1], coverage.gaps
+    # asked which is better, the "or" is the choice: each drug needs its source
+    which = "Is Zoloft or Prozac better for the baby's IQ?"
+    choice = check_coverage(question_concepts(which),
+                            SourcePool.build(which, [abstract], HashEncoder()))
+    assert not choice.complete
+    # alternatives that are not drugs each need their source
+    outcomes = "Does Prozac in pregnancy lower IQ or motor coordination?"
+    apart = check_coverage(question_concepts(outcomes),
+                           SourcePool.build(outcomes, [abstract], HashEncoder()))
+    assert not apart.complete
