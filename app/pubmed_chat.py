@@ -50,14 +50,22 @@ def pubmed_text(text: str) -> str | None:
 
 def pubmed_query(question: str) -> str:
     """The PubMed search for a question: its concepts (runs of content words), those with an
-    essential word first-class, joined by AND. Text that is already a query (field tags,
-    boolean operators) is sent as written."""
+    essential word first-class, joined by AND; drugs asked as alternatives ("Zoloft or
+    Prozac") joined by OR in parentheses. Text that is already a query (field tags, boolean
+    operators) is sent as written."""
     text = " ".join(question.split())
     if "[" in text or " AND " in text or " OR " in text:
         return text
     concepts = question_concepts(text)
-    chosen = [c.text for c in concepts if c.essential] or [c.text for c in concepts]
-    return " AND ".join(chosen) or text
+    chosen = [c for c in concepts if c.essential] or concepts
+    terms: list[list[str]] = []
+    for c in chosen:
+        if c.alternative_of and terms and terms[-1][-1] == c.alternative_of:
+            terms[-1].append(c.text)
+        else:
+            terms.append([c.text])
+    parts = [t[0] if len(t) == 1 else f"({' OR '.join(t)})" for t in terms]
+    return " AND ".join(parts) or text
 
 
 PROGRESS_POLL_S = 0.5  # how often the step shows the addition's latest progress

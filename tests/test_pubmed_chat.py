@@ -44,6 +44,9 @@ def test_a_question_becomes_a_query_of_its_concepts():
     assert "dapagliflozin" in query and " AND " in query and "Does" not in query
     assert pubmed_chat.pubmed_query("sglt2[Title] AND heart failure") == (
         "sglt2[Title] AND heart failure")  # a query is sent as written
+    # drugs asked as alternatives are ORed (mutation caught: every concept ANDed)
+    assert pubmed_chat.pubmed_query("If I stay on Zoloft or Prozac while expecting, will my kid "
+                                    "end up with a lower IQ?") == "(Zoloft OR Prozac) AND IQ"
     assert pubmed_chat.pubmed_text("/pubmed  dapagliflozin ") == "dapagliflozin"
     assert pubmed_chat.pubmed_text("/PubMed x") == "x"
     assert pubmed_chat.pubmed_text("pubmed is a database") is None
