@@ -406,7 +406,7 @@ def test_drugs_asked_as_alternatives_are_answered_by_either() -> None:
     antidepressants in pregnancy and the index has fluoxetine: the user asks about either drug.
     Mutation caught: _by_alternative skipped -> not addressed, "Zoloft" the gap."""
     q = "If I stay on Zoloft or Prozac while expecting, will my kid end up with a lower IQ?"
-    abstract = "Children exposed to Prozac before birth had the same IQ as their unexposed siblings."
+    abstract = "Children exposed to Prozac before birth had the same IQ as unexposed siblings."
     coverage = check_coverage(question_concepts(q), SourcePool.build(q, [abstract], HashEncoder()))
     assert coverage.addressed and coverage.complete == [1], coverage.gaps
     # asked which is better, the "or" is the choice: each drug needs its source
