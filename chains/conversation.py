@@ -453,9 +453,8 @@ def _restated_span(core: str, switch: str, first: re.Match[str],
     def reach(order: Sequence[int], edge: int) -> int:
         best, gap = edge, 0
         for k in order:
-            between = core[min(toks[k].end(), toks[best].end()):max(toks[k].start(),
-                                                                    toks[best].start())]
-            if re.search(r"[,;:?!()]", between):
+            near, far = sorted((k, best))
+            if re.search(r"[,;:?!()]", core[toks[near].end() : toks[far].start()]):
                 break
             w = toks[k].group().lower()
             if w in said and w not in STOPWORDS:
