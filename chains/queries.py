@@ -161,9 +161,12 @@ _CLAUSE_OPENERS = frozenset("to that whether if for".split())
 
 
 # Words that presuppose something said before ("even without cranial radiation?": without, as
-# against what the last answer was about; "also", "still", "instead"): a follow-up using them
-# continues the conversation, however complete it reads.
-_CONTINUES = frozenset("even still also too either instead again otherwise".split())
+# against what the last answer was about; "also", "still", "instead"; "afterwards": after the
+# event the conversation spoke of): a follow-up using them continues the conversation, however
+# complete it reads.
+_CONTINUES = frozenset(
+    "even still also too either instead again otherwise afterwards afterward thereafter".split()
+)
 
 
 def _anaphors(words: Sequence[str]) -> list[str]:

@@ -212,6 +212,11 @@ def test_needs_context(q: str, expected: bool) -> None:
         # it presupposes what was said: without cranial radiation, as against the last answer
         ("Were neurocognitive outcomes impaired even without cranial radiation?", False),
         ("Is mortality also higher in twins?", False),
+        # "afterwards": after the event the conversation spoke of (seen in the chat: "any
+        # bleeding problems afterwards?" after a tonsillectomy question was searched alone and
+        # answered about heart surgery; mutation caught: the word out of _CONTINUES)
+        ("Did the children have a hemorrhage afterwards?", False),
+        ("Did children have a hemorrhage after tonsillectomy?", True),
         # whole, but nothing essential of its own: the conversation says what is compared
         ("Are the results different for women compared with men?", False),
     ],
