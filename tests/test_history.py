@@ -47,6 +47,20 @@ def _answer_meta(question: str, answer: str, mode: str = "conversational",
                          "pmids": list(pmids), "refused": refused}}
 
 
+async def test_one_user_signing_in_on_two_connections_at_once_is_created_once(
+        tmp_path: Path) -> None:
+    """Seen in CI (test_ui_browser_history): two connections of one browser signed in together,
+    both inserted the user, the second insert's UNIQUE failure stopped history for 30 s and the
+    answers given meanwhile were not stored. Mutation caught: create_user without its lock ->
+    ``problem`` set (IntegrityError)."""
+    history = _store(tmp_path / "history.db")
+    users = await asyncio.gather(*(history.create_user(User(identifier="alice"))
+                                   for _ in range(3)))
+    assert [u.identifier for u in users if u] == ["alice"] * 3
+    assert history.problem is None, history.problem
+    await history.close()
+
+
 # ---- the schema is what Chainlit writes --------------------------------------------------------
 async def test_the_tables_hold_every_key_chainlit_stores() -> None:
     md = schema.tables("sqlite")

@@ -39,6 +39,7 @@ from chainlit.data.storage_clients.base import BaseStorageClient
 from chainlit.data.utils import queue_until_user_message
 from chainlit.step import StepDict
 from chainlit.types import Feedback
+from chainlit.user import PersistedUser, User
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
 
@@ -151,6 +152,7 @@ class HistoryStore(SQLAlchemyDataLayer):
         self._ready_lock = asyncio.Lock()
         self._step_lock = asyncio.Lock()
         self._sqlite_lock = asyncio.Lock()  # SQLite: one statement at a time
+        self._user_lock = asyncio.Lock()  # a user is looked up and created in one go
 
     @classmethod
     def from_config(cls, cfg: Config) -> HistoryStore:
@@ -280,6 +282,13 @@ class HistoryStore(SQLAlchemyDataLayer):
     # own they can commit in either order, and a step's empty first version then overwrites its
     # final one (a search step stored without its text). One lock, taken in the order the tasks
     # were made (asyncio locks are fair), keeps them in order.
+    async def create_user(self, user: User) -> PersistedUser | None:
+        """Chainlit's look-up-then-insert, one sign-in at a time: two connections of one
+        browser signing in together would both insert the user, and the second insert's
+        UNIQUE failure would stop history for ``RETRY_AFTER_S`` (answers unstored)."""
+        async with self._user_lock:
+            return await super().create_user(user)
+
     async def write_step(self, step_dict: StepDict) -> None:
         """Store (or replace) a step now, in turn with the other step writes; unqueued, so it
         also works outside a chat session (the API's conversations)."""
