@@ -40,6 +40,7 @@ from chains.populations import (
     ANIMALS,
     GENERIC,
     heading_of,
+    in_abstracts_words,
     is_food_animal,
     is_population,
     is_possessive_population,
@@ -609,7 +610,7 @@ def resolve_next(
         return Resolution(context, "own_topic", topic_phrase(body))
     had_opener = bool(_SWITCH_OPENER.match(body))
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
-    core, rest, new_group, asked = _switched(previous, rest, had_opener, similar)
+    core, rest, new_group, asked, switch = _switched(previous, rest, had_opener, similar)
     switched = new_group != ""
     added = () if asked else _carried(previous, rest, switched=switched, corpus=corpus)
     standalone = core if not added else f"{core}: {' '.join(added)}"
@@ -617,12 +618,16 @@ def resolve_next(
     focus = ""
     if len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
         focus = focus_query(core, _added_words(rest), new_group, corpus)
+    elif switched:
+        focus = focus_query(core, _added_words(rest), in_abstracts_words(new_group), corpus)
+    elif switch:
+        focus = focus_query(previous.core, _added_words(f"{switch} {rest}"), "", corpus)
     aside = not had_opener and bool(_added_words(rest)) and not leans
     return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside)
 
 
 def _switched(previous: Resolution, rest: str, had_opener: bool,
-              similar: Similarity | None) -> tuple[str, str, str, bool]:
+              similar: Similarity | None) -> tuple[str, str, str, bool, str]:
     """(the topic after the follow-up's switch, the follow-up's words left, the group switched
     to or "", whether the follow-up asked a question of its own about the switch): a group
     replaces the topic's group; a bare switch replaces its counterpart, or, when a question
@@ -637,14 +642,14 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
             core = _drop_relative_clause(core)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
-        return core, _unled(rest), new_group, False
+        return core, _unled(rest), new_group, False, ""
     if had_opener and (switch := _bare_switch(rest)) is not None:
         after = _unled(rest[len(switch) :])
         merged = _switch_into_clause(after, switch, core, similar)
         if merged is not None:
-            return topic_phrase(merged), "", "", True
-        return _replace_counterpart(core, switch, similar), after, "", False
-    return core, _unled(rest), "", False
+            return topic_phrase(merged), "", "", True, ""
+        return _replace_counterpart(core, switch, similar), after, "", False, switch
+    return core, _unled(rest), "", False, ""
 
 
 def topic_anchor(core: str, corpus: CorpusTerms | None = None) -> list[str]:

@@ -45,6 +45,16 @@ CHECK_TAGS: dict[str, str] = {
     "fishes zebrafish bee bees honeybee honeybees ant ants insect insects",
 }
 
+# heading -> the words abstracts use for it, where users' words differ ("teens" -> adolescents)
+ABSTRACT_WORDS: dict[str, str] = {
+    "Infant, Newborn": "neonates",
+    "Infant": "infants",
+    "Child": "children",
+    "Adolescent": "adolescents",
+    "Adult": "adults",
+    "Aged": "older adults",
+}
+
 POPULATION_WORDS: frozenset[str] = frozenset(
     w for words in CHECK_TAGS.values() for w in words.split()
 )
@@ -60,6 +70,19 @@ def heading_of(word: str) -> str | None:
         if word in words.split():
             return heading
     return None
+
+
+def in_abstracts_words(group: str) -> str:
+    """``group`` with the words abstracts use for its check tags added where it lacks them
+    ("teens living near ferroalloy plants" -> "... adolescents")."""
+    have = {w.lower() for w in re.findall(r"[A-Za-z-]+", group)}
+    added: list[str] = []
+    for w in sorted(have):
+        heading = heading_of(w)
+        usual = ABSTRACT_WORDS.get(heading or "", "")
+        if usual and not set(usual.split()) & have and usual not in added:
+            added.append(usual)
+    return " ".join([group, *added])
 
 
 def is_population(word: str) -> bool:

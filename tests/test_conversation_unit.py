@@ -13,7 +13,7 @@ from chains.conversation import (
     strip_new_topic,
     topic_anchor,
 )
-from chains.populations import CHECK_TAGS, POPULATION_WORDS, heading_of
+from chains.populations import CHECK_TAGS, POPULATION_WORDS, heading_of, in_abstracts_words
 
 STIMULANTS = [
     "Are stimulant medications effective for ADHD in children?",
@@ -306,6 +306,28 @@ def test_a_follow_up_with_words_of_its_own_is_also_searched_in_focus() -> None:
     # a follow-up naming nothing of its own has no focus: the resolution carries it
     assert big.focus == ""
     assert plan_followup(MENINGITIS[1], MENINGITIS[:1])[2]["focus"] == music.focus
+
+
+def test_a_switch_is_also_searched_in_focus_with_the_group_in_abstracts_words() -> None:
+    # a bare group switch names nothing else: its focus is the new group, in the words abstracts
+    # use for it, with the topic's subject; the old group and the old outcome are left out
+    teens = resolve_conversation(["Do chess lessons make young kids smarter?",
+                                  "what about teenagers?"])[-1]  # fmt: skip
+    assert {"teenagers", "adolescents", "chess", "lessons"} <= words(teens.focus), teens.focus
+    assert not {"kids", "smarter"} & words(teens.focus), teens.focus
+    # an exposure switch: the topic's subject with the switched-to exposure, not the old outcome
+    birth = resolve_conversation(["Does fluoride in toothpaste lower children's IQ?",
+                                  "what about exposure before birth?"])[-1]  # fmt: skip
+    assert {"fluoride", "exposure", "birth"} <= words(birth.focus), birth.focus
+    assert "iq" not in words(birth.focus), birth.focus
+
+
+def test_a_group_gets_the_words_abstracts_use_for_it_only_where_it_lacks_them() -> None:
+    assert in_abstracts_words("teens living near a smelter") == (
+        "teens living near a smelter adolescents")
+    assert in_abstracts_words("elderly people") == "elderly people older adults"
+    assert in_abstracts_words("older adults") == "older adults"
+    assert in_abstracts_words("new moms") == "new moms"  # mothers of newborns are not "prenatal"
 
 
 def test_the_anchor_is_the_group_and_the_first_concept_that_names_something() -> None:
