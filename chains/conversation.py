@@ -621,7 +621,8 @@ def resolve_next(
     elif switched:
         focus = focus_query(core, _added_words(rest), in_abstracts_words(new_group), corpus)
     elif switch:
-        focus = focus_query(previous.core, _added_words(f"{switch} {rest}"), "", corpus)
+        focus = focus_query(previous.core, _added_words(f"{switch} {rest}"),
+                            in_abstracts_words(previous.group) if previous.group else "", corpus)
     aside = not had_opener and bool(_added_words(rest)) and not leans
     return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside)
 

@@ -320,6 +320,11 @@ def test_a_switch_is_also_searched_in_focus_with_the_group_in_abstracts_words() 
                                   "what about exposure before birth?"])[-1]  # fmt: skip
     assert {"fluoride", "exposure", "birth"} <= words(birth.focus), birth.focus
     assert "iq" not in words(birth.focus), birth.focus
+    # a bare switch after a group switch keeps the conversation's group in its focus
+    later = resolve_conversation(["Do chess lessons make young kids smarter?",
+                                  "what about teenagers?",
+                                  "what about their memory?"])[-1]  # fmt: skip
+    assert {"teenagers", "adolescents", "chess", "memory"} <= words(later.focus), later.focus
 
 
 def test_a_group_gets_the_words_abstracts_use_for_it_only_where_it_lacks_them() -> None:
