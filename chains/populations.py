@@ -104,7 +104,9 @@ ANIMALS: frozenset[str] = frozenset(CHECK_TAGS["Animals"].split())
 def is_food_animal(word: str, others: Sequence[str]) -> bool:
     """Whether ``word``, an animal word, names what people eat or keep rather than who was
     studied: the question (``others``: its words, lower case) also names a human group
-    ("eating *fish* while pregnant", "does *chicken* make kids ...")."""
+    ("eating *fish* while pregnant", "does *chicken* make kids ...", "mercury in *fish* and
+    children's IQ": a group named in the possessive counts too)."""
     if word.lower() not in ANIMALS:
         return False
-    return any(is_population(w) and w not in ANIMALS and w not in GENERIC for w in others)
+    people = (_POSSESSIVE.sub("", w) if is_possessive_population(w) else w for w in others)
+    return any(is_population(w) and w not in ANIMALS and w not in GENERIC for w in people)

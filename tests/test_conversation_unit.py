@@ -327,6 +327,14 @@ def test_a_switch_is_also_searched_in_focus_with_the_group_in_abstracts_words() 
     assert {"teenagers", "adolescents", "chess", "memory"} <= words(later.focus), later.focus
 
 
+def test_an_animal_eaten_is_not_the_group_when_the_people_are_named_in_the_possessive() -> None:
+    # "fish" is what the children ate, so a group switch replaces "children's", not "fish"
+    adults = resolve_conversation(["Does mercury in fish lower children's IQ?",
+                                   "what about adults?"])[-1]  # fmt: skip
+    assert {"mercury", "fish", "adults"} <= words(adults.standalone), adults.standalone
+    assert "children's" not in words(adults.standalone), adults.standalone
+
+
 def test_a_group_gets_the_words_abstracts_use_for_it_only_where_it_lacks_them() -> None:
     assert in_abstracts_words("teens living near a smelter") == (
         "teens living near a smelter adolescents")
