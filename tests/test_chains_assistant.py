@@ -175,6 +175,7 @@ def test_without_llm_rewrite_a_follow_up_is_resolved_against_its_context() -> No
     assert [c[0] for c in retriever.calls] == [
         "and in children?",
         "stimulant medications effective for ADHD in children?",
+        "children stimulant medications",  # the switch in focus: the new group, the subject
     ]
     assert r.rewrite == "resolved" and r.sources[0].pmid == "22"
     assert r.searched_question == "stimulant medications effective for ADHD in children?"
