@@ -630,7 +630,8 @@ def resolve_next(
 def _switched(previous: Resolution, rest: str, had_opener: bool,
               similar: Similarity | None) -> tuple[str, str, str, bool, str]:
     """(the topic after the follow-up's switch, the follow-up's words left, the group switched
-    to or "", whether the follow-up asked a question of its own about the switch): a group
+    to or "", whether the follow-up asked a question of its own about the switch, the words of a
+    bare switch that replaced their counterpart or ""): a group
     replaces the topic's group; a bare switch replaces its counterpart, or, when a question
     about it follows ("and ALS - are smarter people more likely to get it?"), that question is
     the topic and nothing of the earlier turns' words is carried."""
