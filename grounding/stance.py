@@ -433,6 +433,18 @@ class Relation:
                         tuple(self.sides[i] for i in keep) if self.sides else (),
                         tuple(broad[i] for i in keep), controlled)  # fmt: skip
 
+    def outcome_unnamed(self, source_stems: set[str]) -> bool:
+        """Whether an abstract (``source_stems``: its words' stems) never names the question's
+        outcome, a concept after the relation word written in two words or more ("blood
+        pressure"), in any of them. Such an outcome is the abstracts' own wording, not a lay word
+        an abstract says otherwise ("smarter" for IQ), so the abstract's findings are on another
+        outcome (docs/verdicts.md "Stop 48")."""
+        broad = self.broad or self.concepts
+        after = [words for side, words in zip(self.sides, broad, strict=False) if side == 1]
+        # one concept after the relation word ("does X lower <Y> in Z?"): that is the outcome;
+        # with several ("linked with lower verbal IQ in the offspring") which one is not known
+        return len(after) == 1 and len(after[0]) >= 2 and not after[0] & source_stems
+
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
         question's relation word, else two of its concepts, or the one there is) and no
@@ -779,7 +791,9 @@ def source_stance(
     candidates += _contrasted(source.sentences, candidates)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
-    aliases, relation = _source_relation(source, question)
+    aliases, relation, unnamed = _source_relation(source, question)
+    if unnamed:
+        return SourceStance(source.n, "unclear")
     own = not other_age_group(source.title, question)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
@@ -824,14 +838,16 @@ def other_age_group(title: str, question: str) -> bool:
 
 def _source_relation(
     source: SourceText, question: str
-) -> tuple[dict[str, frozenset[str]], Relation]:
-    """The source's abbreviations and the question's relation as this source words it (its
-    stems, the long forms of its abbreviations included)."""
+) -> tuple[dict[str, frozenset[str]], Relation, bool]:
+    """The source's abbreviations, the question's relation as this source words it (its stems,
+    the long forms of its abbreviations included), and whether it never names the question's
+    outcome (:meth:`Relation.outcome_unnamed`)."""
     aliases = abbreviations(source.abstract)
     source_stems = stems_of(f"{source.title} {source.abstract}")
     for expansion in aliases.values():
         source_stems |= expansion
-    return aliases, question_relation(question).for_source(source_stems)
+    relation = question_relation(question)
+    return aliases, relation.for_source(source_stems), relation.outcome_unnamed(source_stems)
 
 
 def _candidate_stance(

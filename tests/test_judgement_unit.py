@@ -288,3 +288,18 @@ def test_a_sentence_sharing_no_word_with_the_question_decides_nothing() -> None:
         HashEncoder(),
     )
     assert source_stance(labelled.sources[0], question, question_stems(question)).stance == "no"
+
+
+def test_a_finding_on_another_outcome_is_no_answer_about_the_one_asked() -> None:
+    """An abstract that never names the asked outcome (two words or more: "blood pressure") does
+    not state it in other words: its finding on another outcome of the same exposure is no yes
+    (a confident wrong "Yes" seen in the closing walk of stop 48)."""
+    question = "Does tai chi lower blood pressure?"
+    other = ("We followed 200 older adults for one year. CONCLUSIONS: Tai chi showed a positive "
+             "effect on memory and attention.")
+    asked = ("We randomised 90 adults with hypertension. CONCLUSIONS: Tai chi lowered blood "
+             "pressure compared with usual care.")
+    pool = SourcePool.build(question, [other, asked], HashEncoder())
+    stems = question_stems(question)
+    assert source_stance(pool.sources[0], question, stems).stance != "yes"
+    assert source_stance(pool.sources[1], question, stems).stance == "yes"
