@@ -783,6 +783,9 @@ def source_stance(
     most likely becomes "unclear": a yes/no stands only when rules and classifier agree.
 
     ``key_findings``: (start, end) offsets of the source's evidence sentences."""
+    aliases, relation, unnamed = _source_relation(source, question)
+    if unnamed:
+        return SourceStance(source.n, "unclear")
     answer = list(_answer_sentences(source))
     findings = set(key_findings)
     candidates = answer + [
@@ -791,9 +794,6 @@ def source_stance(
     candidates += _contrasted(source.sentences, candidates)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
-    aliases, relation, unnamed = _source_relation(source, question)
-    if unnamed:
-        return SourceStance(source.n, "unclear")
     own = not other_age_group(source.title, question)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
