@@ -285,6 +285,7 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
                 found = tuple(corpus.alias_stems(name))
                 if found:
                     aliases.append((key, found))
+            absent = tuple(w for w in absent if not _other_name_indexed(corpus, w, aliases))
         either = ""
         if (after_or[i] and concepts and _drug_alternatives(runs[i - 1], run)
                 and not _CHOICE.search(question)):
@@ -300,6 +301,14 @@ _CHOICE = re.compile(
     r"comparison|more\s+(?:effective|helpful)|less\s+(?:effective|helpful))\b",
     re.IGNORECASE,
 )
+
+
+def _other_name_indexed(corpus: CorpusTerms, word: str,
+                        aliases: Sequence[tuple[str, tuple[frozenset[str], ...]]]) -> bool:
+    """Whether the index holds another name of ``word`` or of its whole concept: "No indexed
+    abstract mentions preemies" would be untrue of an index that writes "preterm infants"."""
+    return any(corpus.chunks_with_stems(sorted(name)) for key, names in aliases
+               if key in ("", word) for name in names)
 
 
 def _drug_alternatives(before: Sequence[tuple[str, str]], run: Sequence[tuple[str, str]]) -> bool:

