@@ -55,7 +55,8 @@ _NOT_STUDIED = frozenset({23, 28})  # noun.quantity, noun.time
 class LayTerms:
     """WordNet's nouns: each lemma's senses (most frequent first) and each sense's lemmas."""
 
-    senses: dict[str, tuple[int, ...]] = field(default_factory=dict)  # lemma -> synset offsets
+    # lemma -> its first sense's synset, or () when that is not known to be the meant one
+    senses: dict[str, tuple[int, ...]] = field(default_factory=dict)
     lemmas: dict[int, tuple[str, ...]] = field(default_factory=dict)  # synset -> its lemmas
     plurals: dict[str, str] = field(default_factory=dict)  # irregular plural -> singular
 
@@ -65,6 +66,8 @@ class LayTerms:
         key = "_".join(phrase.lower().replace("-", " ").split())
         if not key:
             return []
+        if key in self.senses:  # "shingles" is herpes zoster, not a roof's shingle
+            return [key]
         head, _, last = key.rpartition("_")
         forms = [key]
         if last in self.plurals:
@@ -78,12 +81,13 @@ class LayTerms:
     def synonyms(self, phrase: str) -> list[str]:
         """The other names of the first (most frequent) noun sense of ``phrase``, lower-cased,
         words spaced: "preemies" -> ["premature baby", "premature infant", "preterm baby",
-        ...]; [] for a phrase WordNet does not list. Later senses are left: "reef" is a ridge
-        of rock, not "rand"; "heel" a part of the foot, not a "cad"."""
+        ...]; [] for a phrase WordNet does not list, or whose senses it does not rank. Later
+        senses are left: "reef" is a ridge of rock, not "rand"; "heel" a part of the foot, not
+        a "cad"."""
         own = {f.replace("_", " ") for f in self.base_forms(phrase)}
         names: dict[str, None] = {}
         for form in self.base_forms(phrase):
-            for offset in self.senses[form][:1]:
+            for offset in self.senses[form]:
                 for lemma in self.lemmas.get(offset, ()):
                     name = lemma.replace("_", " ").lower()
                     # a short lower-case name ("pa", "ma", "gas") is an abbreviation in abstracts
@@ -121,7 +125,11 @@ def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTer
         fields = line.split()
         # lemma pos synset_cnt p_cnt [ptr_symbol...] sense_cnt tagsense_cnt offset...
         count = int(fields[2])
-        senses[fields[0].lower()] = tuple(int(f) for f in fields[-count:])
+        tagged = int(fields[-count - 1])
+        # the first sense is the meant one only when it is the one, or when the concordance
+        # counted the senses (then they are in frequency order): "pacifier" is first a
+        # peacemaker, in an order nobody measured
+        senses[fields[0].lower()] = (int(fields[-count]),) if count == 1 or tagged else ()
     lemmas: dict[int, tuple[str, ...]] = {}
     for line in _checked_lines(folder, "data.noun", sha256):
         if line.startswith(" "):

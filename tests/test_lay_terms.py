@@ -51,12 +51,17 @@ def test_the_pinned_wordnet_gives_lay_words_their_other_names(terms: LayTerms) -
     assert terms.synonyms("no such thing here") == []
 
 
-def test_only_the_first_sense_of_a_word_and_no_amount_counts(terms: LayTerms) -> None:
-    # mutation caught: every sense read (``self.senses[form]``) -> "heel" is also a "cad",
-    # "reef" a "rand"; the lexicographer filter dropped -> "triplet" is "three"
+def test_only_a_ranked_first_sense_and_no_amount_or_time_counts(terms: LayTerms) -> None:
+    # mutations caught: every sense read (``int(fields[-count])`` -> all offsets) -> "heel" is
+    # also a "cad"; the first sense taken where WordNet did not rank them (``count == 1 or
+    # tagged`` dropped) -> "pacifier" is a "peacemaker"; the lexicographer filter dropped ->
+    # "fortnight" is "two weeks"; a listed plural read as its singular too -> "customs" (the
+    # duty) is also a "usage"
     assert "cad" not in terms.synonyms("heel")
-    assert "rand" not in terms.synonyms("reef")
-    assert "three" not in terms.synonyms("triplet")
+    assert "peacemaker" not in terms.synonyms("pacifier")
+    assert "two weeks" not in terms.synonyms("fortnight")
+    assert terms.synonyms("shingles") == ["herpes zoster", "zoster"]
+    assert "usage" not in terms.synonyms("customs")
 
 
 def test_a_wordnet_file_other_than_the_pinned_one_is_refused(tmp_path: Path) -> None:
