@@ -25,6 +25,7 @@ from wordfreq import zipf_frequency
 
 from grounding.sources import SentenceEncoder, SourcePool
 from indexing.drug_names import drug_names
+from indexing.lay_terms import LAY_MAX_ZIPF
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
 
@@ -402,7 +403,8 @@ def check_coverage(
     per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
     for row, stems in zip(per_source, source_stems, strict=True):
         _by_alias(concepts, row, stems)
-    todo = sorted({w for row in per_source for w, ok in row.items() if not ok})
+    named = _named_by_lexicon(concepts)
+    todo = sorted({w for row in per_source for w, ok in row.items() if not ok and w not in named})
     if todo and encoder is not None:
         similar = _similar_words(todo, pool, encoder, synonym_bar)
         for si, row in enumerate(per_source):
@@ -414,6 +416,21 @@ def check_coverage(
         pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
     ]
     return Coverage(list(concepts), per_source, addressing)
+
+
+def _named_by_lexicon(concepts: Sequence[Concept]) -> set[str]:
+    """The essential words whose other names a lexicon gives (a lay word's WordNet names, a
+    brand's generic name, an abbreviation's long forms): a source means them only when it
+    writes one of those names. MiniLM's nearness to some other word of the source is no
+    evidence then: "preemies" is close to "pre-pregnancy", and an abstract on mothers' weight
+    before pregnancy was taken to address a question about babies born early."""
+    out: set[str] = set()
+    for concept in concepts:
+        for key, names in concept.aliases:
+            if names:
+                out.update(concept.essential if not key else (key,))
+    # an everyday word is not the abbreviation it shares letters with ("ate", "ATE")
+    return {w for w in out if zipf_frequency(w, "en") < LAY_MAX_ZIPF}
 
 
 def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]) -> None:

@@ -14,8 +14,10 @@ pinned release's: a changed file is refused, and without the package there are n
 everything else works as before (a warning says why). The package itself is never imported.
 
 Which of these names count (only where the index rarely uses the user's word, and only names the
-index does use) is decided by the callers: :mod:`indexing.aliases` for "does a source address
-the question", :func:`with_lay_names` for what is searched.
+index does use) is decided here (:func:`index_names`), for "does a source address the question"
+(the index backend's ``alias_stems``). They are not searched: added to the question, they moved
+MiniLM's query vector away from the paper more often than they found one (docs/verdicts.md
+"Stop 49").
 """
 
 from __future__ import annotations
@@ -200,33 +202,9 @@ def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | Non
             if not any(ch.isdigit() for ch in n) and chunks(n) > own]
 
 
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*[A-Za-z]")
-# names added per user word: the ones the index uses most (more would crowd the question)
-NAMES_SEARCHED = 2
-
-
-def with_lay_names(query: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
-                   ) -> str:
-    """``query`` with each word or two-word phrase the index rarely uses followed by the names
-    it uses instead (:func:`index_names`, the :data:`NAMES_SEARCHED` most used): "preemies" ->
-    "preemies (preterm infant, premature infant)", so that the engines search the abstracts'
-    words. A query without such a word is returned unchanged."""
-    words = list(_WORD.finditer(query))
-    out: list[str] = []
-    pos, i = 0, 0
-    while i < len(words):
-        for size in (2, 1):
-            span = words[i : i + size]
-            if len(span) < size or (size == 2 and query[span[0].end() : span[1].start()] != " "):
-                continue
-            phrase = query[span[0].start() : span[-1].end()]
-            names = [n for n in index_names(phrase, chunks, terms) if n not in query.lower()]
-            if names:
-                names = sorted(names, key=chunks, reverse=True)[:NAMES_SEARCHED]
-                out.append(query[pos : span[-1].end()] + f" ({', '.join(names)})")
-                pos = span[-1].end()
-                i += size
-                break
-        else:
-            i += 1
-    return "".join(out) + query[pos:] if out else query
+def specific_word(name: str) -> str:
+    """The word of ``name`` rarest in English, by which an abstract is known to name it
+    ("preterm infant" -> "preterm", "retired person" -> "retired"): abstracts write "born
+    preterm" and "preterm-born adults" as often as "preterm infants"."""
+    words = [w for w in re.split(r"[\s-]+", name) if w]
+    return min(words, key=lambda w: zipf_frequency(w, "en")) if words else name

@@ -32,10 +32,8 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import Field, SkipValidation
 
-from indexing.aliases import name_stems
 from indexing.drug_names import with_generic_names
 from indexing.embeddings import Embedder
-from indexing.lay_terms import with_lay_names
 from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
 from retrievers.filters import Filters, parse_filters
@@ -268,14 +266,10 @@ class HybridRetriever(EnsembleRetriever):
         if not backend.dense_ready:
             halves = halves[:1]
         parts = [(name, r.bound(filters, backend)) for name, r in zip(NAMES, halves, strict=False)]
-        # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)"),
-        # and a lay word the index rarely uses with the names it does ("preemies (preterm infant)")
-        searched = with_generic_names(query)
-        corpus = backend.corpus
-        if corpus is not None:
-            searched = with_lay_names(searched, lambda n: corpus.chunks_with_stems(
-                sorted(name_stems(n))))
-        return _Search(query, searched, filters, backend, parts)
+        # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)");
+        # a lay word's WordNet names are not searched: measured, they moved MiniLM's query away
+        # more often than they found a paper (docs/verdicts.md "Stop 49")
+        return _Search(query, with_generic_names(query), filters, backend, parts)
 
     def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
         """The searched lists fused (or BM25's alone, with the lexical refusal), each result

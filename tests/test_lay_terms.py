@@ -19,7 +19,7 @@ from indexing.lay_terms import (
     index_names,
     lay_terms,
     read_lay_terms,
-    with_lay_names,
+    specific_word,
 )
 from tests.test_grounding_unit import HashEncoder
 from tests.test_judgement_unit import Vocabulary
@@ -77,11 +77,12 @@ def test_a_wordnet_file_other_than_the_pinned_one_is_refused(tmp_path: Path) -> 
 def test_only_a_word_the_index_rarely_uses_gets_the_names_the_index_does_use(
     terms: LayTerms,
 ) -> None:
-    # mutation caught: the LAY_MAX_CHUNKS test dropped -> the index's own "uterus"-rich word
-    # gets names; ``chunks(n) > own`` dropped -> "premature baby" (no chunk) is offered
+    # mutations caught: the LAY_MAX_CHUNKS test dropped -> the index's own word "womb" (50
+    # chunks) gets names; ``chunks(n) > own`` dropped -> "premature baby" (no chunk) is offered
     counts = _counts({"preterm infant": 400, "premature infant": 120, "preemies": 1,
                       "womb": 50, "uterus": 300})  # fmt: skip
     assert set(index_names("preemies", counts, terms)) == {"preterm infant", "premature infant"}
+    assert "premature baby" not in index_names("preemies", counts, terms)
     assert index_names("womb", counts, terms) == []  # 50 chunks: the index's own word
 
 
@@ -95,18 +96,6 @@ def test_everyday_words_short_names_and_verb_forms_get_no_names(terms: LayTerms)
     assert "pa" not in terms.synonyms("dad")
 
 
-def test_a_rare_lay_word_is_searched_with_the_abstracts_names(terms: LayTerms) -> None:
-    # mutation caught: with_lay_names returning the query -> no "(preterm infant, ...)"
-    counts = _counts({"preterm infant": 400, "premature infant": 120, "uterus": 300,
-                      "premature baby": 2})  # fmt: skip
-    searched = with_lay_names("Do preemies born in the womb of smokers score lower?",
-                              counts, terms)  # fmt: skip
-    assert searched == ("Do preemies (preterm infant, premature infant) born in the womb "
-                        "(uterus) of smokers score lower?")
-    assert with_lay_names("Does IQ predict income?", counts, terms) == (
-        "Does IQ predict income?")
-
-
 class _WithLayNames(Vocabulary):
     """A corpus of the given texts whose only other names are WordNet's, as the real backend
     adds them (retrievers/backend.py ``alias_stems``)."""
@@ -116,14 +105,15 @@ class _WithLayNames(Vocabulary):
     def alias_stems(self, name: str) -> list[frozenset[str]]:
         count = lambda n: self.chunks_with_stems(sorted(name_stems(n)))  # noqa: E731
         lay = index_names(name, count, lay_terms())
-        return self.table.stems_of(name) + [name_stems(n) for n in lay]
+        return self.table.stems_of(name) + [name_stems(specific_word(n)) for n in lay]
 
 
 def test_an_abstract_in_the_clinical_word_addresses_a_question_in_the_lay_word() -> None:
-    # mutation caught: backend alias_stems without the lay names -> "preemies" is the gap
+    # mutations caught: no lay names -> "preemies" is the gap; a name matched whole rather than
+    # by its most specific word -> "born preterm" (no "infant") does not name it
     question = "Do preemies have a lower IQ as adults?"
     abstracts = [
-        "Adults born as preterm infants had lower IQ scores than term-born controls.",
+        "Adults born preterm had lower IQ scores than term-born controls.",
         *[f"Premature infant care study {i} on preterm infant growth." for i in range(3)],
         *[f"Adult IQ was measured in cohort {i}." for i in range(30)],
     ]
@@ -147,3 +137,58 @@ def test_a_lay_word_whose_clinical_name_is_indexed_is_not_called_absent_from_the
     gaps = check_coverage(concepts, pool, HashEncoder()).gaps
     assert [g.name for g in gaps] == ["preemies"]
     assert not gaps[0].absent_from_index
+
+
+class _SameEncoder:
+    """Every text the same vector: MiniLM's nearness found for any word pair."""
+
+    def encode(self, texts):  # type: ignore[no-untyped-def]
+        import numpy as np
+
+        return np.ones((len(texts), 4), dtype=np.float32) / 2.0
+
+
+def test_a_word_with_lexicon_names_is_not_matched_by_nearness_to_another_word() -> None:
+    # mutation caught: check_coverage without ``_named_by_lexicon`` -> the abstract on mothers'
+    # weight before pregnancy "addresses" a question about preemies (MiniLM put "preemies" near
+    # "pre-pregnancy" and the chat answered "No" from a sentence on fathers' BMI)
+    question = "Do preemies have a lower IQ as adults?"
+    abstracts = [
+        "Maternal pre-pregnancy BMI was inversely associated with child IQ.",
+        *[f"Preterm infant growth study {i}." for i in range(3)],
+    ]
+    concepts = question_concepts(question, _WithLayNames(abstracts))
+    pool = SourcePool.build(question, abstracts[:1], HashEncoder())
+    coverage = check_coverage(concepts, pool, _SameEncoder())  # type: ignore[arg-type]
+    assert coverage.addressing == [], coverage.per_source
+    # a word no lexicon knows is still matched by nearness
+    other = question_concepts("Do zorblax users have a lower IQ?", _WithLayNames(abstracts))
+    pool = SourcePool.build("Do zorblax users have a lower IQ?", abstracts[:1], HashEncoder())
+    assert check_coverage(other, pool, _SameEncoder()).addressing == [1]  # type: ignore[arg-type]
+
+
+def test_a_lay_name_is_known_by_its_most_specific_word() -> None:
+    # mutation caught: specific_word returning the whole name -> "young adults born preterm"
+    # (no "infant") does not address a question about preemies
+    assert specific_word("preterm infant") == "preterm"
+    assert specific_word("retired person") == "retired"
+    assert specific_word("uterus") == "uterus"
+
+
+class _Abbreviating(Vocabulary):
+    """A corpus whose abstracts define "ATE" (arterial thromboembolism)."""
+
+    def alias_stems(self, name: str) -> list[frozenset[str]]:
+        return [name_stems("arterial thromboembolism")] if name.lower() == "ate" else []
+
+
+def test_an_everyday_word_is_not_the_abbreviation_it_shares_letters_with() -> None:
+    # mutation caught: ``_named_by_lexicon`` without its Zipf bar -> "ate" is taken for the
+    # corpus's "ATE" and an abstract on eating fish no longer addresses "kids who ate fish"
+    question = "Do kids who ate fish have higher IQ?"
+    abstracts = ["Eating fish was linked to higher IQ in children.", "Fish oil trial."]
+    concepts = question_concepts(question, _Abbreviating(abstracts))
+    assert any("ate" in c.essential for c in concepts), concepts
+    pool = SourcePool.build(question, abstracts[:1], HashEncoder())
+    coverage = check_coverage(concepts, pool, _SameEncoder())  # type: ignore[arg-type]
+    assert coverage.addressing == [1], coverage.per_source
