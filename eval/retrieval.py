@@ -57,7 +57,7 @@ def read_questions(path: Path, split: str | None = None, limit: int | None = Non
 
 def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriever
     """PMIDs ranked by each system for one question: filters parsed and the text searched as
-    the chains do (with the abstracts' names of brand and lay words: ``HybridRetriever._plan``)."""
+    the chains do (brand names with their generic names: ``HybridRetriever._plan``)."""
     search = retriever._plan(question, None)
     query, filters, backend = search.searched, search.filters, search.backend
     bm25_r, dense_r = (r.bound(filters, backend) for r in retriever.retrievers)

@@ -12,7 +12,7 @@ A drug's brand name is another name of its generic name ("Zoloft" -> "sertraline
 lexicon :mod:`indexing.drug_names` reads: the corpus never defines those. A lay word the index
 rarely uses has the names it does use instead ("preemies" -> "premature infant"), from WordNet
 (:mod:`indexing.lay_terms`); which count depends on the index's counts, so the backend that
-holds them adds those (:func:`index_names`).
+holds them adds those (:func:`indexing.lay_terms.index_names`).
 """
 
 from __future__ import annotations
