@@ -160,9 +160,17 @@ async def search_and_answer(cfg: Config, question: str, query: str, answer: Answ
     return outcome
 
 
-def offer_actions(question: str, missing: list[str]) -> tuple[str, list[cl.Action]]:
+def not_found(missing: list[str], absent: list[str]) -> str:
+    """What the local index lacks, as the answer said it: in no indexed abstract at all, or only
+    in none of the closest ("preemies", whose clinical name the index holds)."""
+    if absent:
+        return f"Not in the local index: {', '.join(absent)}."
+    return f"Not in the closest abstracts: {', '.join(missing)}."
+
+
+def offer_actions(question: str, lacking: str) -> tuple[str, list[cl.Action]]:
     query = pubmed_query(question)
-    text = (f"Not in the local index: {', '.join(missing)}. Search PubMed for `{query}` and add "
+    text = (f"{lacking} Search PubMed for `{query}` and add "
             "what it finds? (Or send `/pubmed` with your own query.)")
     action = cl.Action(name=ACTION, label="Search PubMed", icon="search",
                        payload={"question": question, "query": query})
@@ -176,11 +184,11 @@ async def offer_after(question: str, result: Any, cfg: Config | None = None,
     missing = list(getattr(result, "missing_concepts", None) or [])
     if not missing:
         return
+    lacking = not_found(missing, list(getattr(result, "absent_concepts", None) or []))
     if cfg is not None and not may_add(cfg, user):
-        await cl.Message(content=f"Not in the local index: {', '.join(missing)}. "
-                         + NOT_ALLOWED.format(user=user)).send()
+        await cl.Message(content=f"{lacking} " + NOT_ALLOWED.format(user=user)).send()
         return
-    text, actions = offer_actions(question, missing)
+    text, actions = offer_actions(question, lacking)
     await cl.Message(content=text, actions=actions).send()
 
 

@@ -107,10 +107,24 @@ async def test_an_abstention_for_a_missing_concept_gets_the_offer():
     await pubmed_chat.offer_after("Is IQ heritable?", SimpleNamespace(missing_concepts=[]))
     assert emitter.events == []
     question = "Does dapagliflozin reduce cardiovascular death in heart failure?"
-    await pubmed_chat.offer_after(question, SimpleNamespace(missing_concepts=["dapagliflozin"]))
+    await pubmed_chat.offer_after(question, SimpleNamespace(
+        missing_concepts=["dapagliflozin"], absent_concepts=["dapagliflozin"]))
     sent = [d for k, d in emitter.events if k == "send_step"]
     assert sent and "Not in the local index: dapagliflozin" in sent[-1]["output"]
     assert pubmed_chat.pubmed_query(question) in sent[-1]["output"]
+
+
+@pytest.mark.asyncio
+async def test_the_offer_says_not_in_the_index_only_of_what_no_indexed_abstract_holds():
+    """Mutation caught: ``not_found`` naming every missing concept "Not in the local index"
+    (the chat said so of "preemies", whose clinical name "preterm" the index holds)."""
+    emitter = new_session()
+    question = "Do preemies have a lower IQ as adults?"
+    await pubmed_chat.offer_after(question, SimpleNamespace(
+        missing_concepts=["preemies"], absent_concepts=[]))
+    sent = [d for k, d in emitter.events if k == "send_step"]
+    assert sent and "Not in the closest abstracts: preemies." in sent[-1]["output"]
+    assert "local index" not in sent[-1]["output"]
 
 
 class HeldEmbedder:
