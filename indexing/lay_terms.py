@@ -55,7 +55,8 @@ _NOT_STUDIED = frozenset({23, 28})  # noun.quantity, noun.time
 
 @dataclass(frozen=True)
 class LayTerms:
-    """WordNet's nouns: each lemma's senses (most frequent first) and each sense's lemmas."""
+    """WordNet's nouns: each lemma's first sense (where WordNet ranked its senses) and each
+    sense's lemmas."""
 
     # lemma -> its first sense's synset, or () when that is not known to be the meant one
     senses: dict[str, tuple[int, ...]] = field(default_factory=dict)
@@ -136,7 +137,7 @@ def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTer
     for line in _checked_lines(folder, "data.noun", sha256):
         if line.startswith(" "):
             continue
-        fields = line.split(" ", 4 + 2 * 255)
+        fields = line.split()
         # offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id ...] ...
         if int(fields[1]) in _NOT_STUDIED:
             continue
