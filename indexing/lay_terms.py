@@ -66,20 +66,29 @@ class LayTerms:
     def base_forms(self, phrase: str) -> list[str]:
         """``phrase`` as WordNet lists it ("shock treatment" -> "shock_treatment"), and its
         last word's singular when that is listed ("preemies" -> "preemie")."""
-        key = "_".join(phrase.lower().replace("-", " ").split())
-        if not key:
+        words = phrase.lower().replace("-", " ").split()
+        if not words:
             return []
-        if key in self.senses:  # "shingles" is herpes zoster, not a roof's shingle
-            return [key]
-        head, _, last = key.rpartition("_")
-        forms = [key]
-        if last in self.plurals:
-            forms.append(f"{head}_{self.plurals[last]}" if head else self.plurals[last])
-        for ending, base in _NOUN_ENDINGS:
-            if last.endswith(ending) and len(last) > len(ending) + 1:
-                single = last[: -len(ending)] + base
-                forms.append(f"{head}_{single}" if head else single)
+        # WordNet joins a compound's words by "_" ("heart_attack") or "-" ("baby-walker")
+        keys = ["_".join(words), *(["-".join(words)] if len(words) > 1 else [])]
+        listed = [k for k in keys if k in self.senses]
+        if listed:  # "shingles" is herpes zoster, not a roof's shingle
+            return listed[:1]
+        forms: list[str] = []
+        for key in keys:
+            head, sep, last = max(key.rpartition("_"), key.rpartition("-"), key=lambda p: len(p[0]))
+            forms.append(key)
+            if last in self.plurals:
+                forms.append(f"{head}{sep}{self.plurals[last]}")
+            for ending, base in _NOUN_ENDINGS:
+                if last.endswith(ending) and len(last) > len(ending) + 1:
+                    forms.append(f"{head}{sep}{last[: -len(ending)] + base}")
         return [f for f in dict.fromkeys(forms) if f in self.senses]
+
+    def compound(self, phrase: str) -> bool:
+        """Whether English lexicalises ``phrase`` (two or more words) as one noun: "heart
+        attacks", "baby walker", "daylight saving" (each word alone names something else)."""
+        return len(phrase.split()) > 1 and bool(self.base_forms(phrase))
 
     def synonyms(self, phrase: str) -> list[str]:
         """The other names of the first (most frequent) noun sense of ``phrase``, lower-cased,
