@@ -203,7 +203,8 @@ def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | Non
     ("preemies" -> "premature infant", "preterm infant"); [] for the index's own words.
     ``chunks`` counts the indexed chunks holding every word of a name."""
     table = lay_terms() if terms is None else terms
-    if not table.senses or not _lay_word(phrase, table):
+    # a compound ("baby walker") is a lexicon entry however common its words
+    if not table.senses or not (_lay_word(phrase, table) or table.compound(phrase)):
         return []
     own = chunks(phrase)
     if own > LAY_MAX_CHUNKS:

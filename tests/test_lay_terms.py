@@ -192,3 +192,66 @@ def test_an_everyday_word_is_not_the_abbreviation_it_shares_letters_with() -> No
     pool = SourcePool.build(question, abstracts[:1], HashEncoder())
     coverage = check_coverage(concepts, pool, _SameEncoder())  # type: ignore[arg-type]
     assert coverage.addressing == [1], coverage.per_source
+
+
+def test_wordnet_lists_a_compound_joined_by_underscore_or_hyphen(terms: LayTerms) -> None:
+    # mutation caught: base_forms trying only the "_"-joined key -> "baby walker" (WordNet's
+    # "baby-walker") is not known as one noun
+    assert terms.compound("baby walkers") and terms.base_forms("baby walkers") == ["baby-walker"]
+    assert terms.compound("heart attacks") and terms.compound("daylight saving")
+    assert not terms.compound("infant growth") and not terms.compound("preemies")
+    assert "go-cart" in terms.synonyms("baby walker")
+
+
+def test_a_rare_compound_of_everyday_words_gets_the_names_the_index_uses(terms: LayTerms) -> None:
+    # mutation caught: index_names for rare words only -> "baby walker" (its words everyday
+    # English) has no other name, and an abstract on "infant walkers" does not address it
+    assert index_names("baby walker", _counts({"walker": 4}), terms) == ["walker"]
+    assert index_names("baby walker", _counts({"walker": 40, "baby walker": 30}), terms) == []
+
+
+_WALKER = "Does using a baby walker in infancy delay walking or lower IQ?"
+
+
+def test_a_rare_compound_of_everyday_words_is_addressed_only_where_a_source_names_it() -> None:
+    # mutations caught: rare_compound returning "" -> "baby" and "walker" are everyday words,
+    # the concept has no essential word, and the abstract on infants' walking and IQ addresses
+    # a question about baby walkers (held-out ah010 got a "Yes" from one); nearness let back for
+    # the compound's words -> the same (MiniLM: "infant" 0.63 to "baby walker")
+    abstracts = [
+        "Infants who started walking late in infancy had lower IQ at school age.",
+        "Baby walkers used in infancy did not delay walking or lower IQ scores.",
+        *[f"Infancy cohort {i}: walking age and IQ." for i in range(30)],
+    ]
+    concepts = question_concepts(_WALKER, Vocabulary(abstracts))
+    walker = next(c for c in concepts if c.compound)
+    assert walker.compound == "baby walker" and set(walker.essential) == {"baby", "walker"}
+    pool = SourcePool.build(_WALKER, abstracts[:2], HashEncoder())
+    coverage = check_coverage(concepts, pool, _SameEncoder())  # type: ignore[arg-type]
+    assert coverage.addressing == [2], coverage.per_source
+
+
+def test_a_compound_the_index_often_holds_is_its_own_vocabulary() -> None:
+    # mutation caught: rare_compound without its chunk bar -> "working memory" in an index that
+    # uses it everywhere becomes two essential words every answer must repeat
+    abstracts = [f"Working memory training study {i}." for i in range(40)]
+    concepts = question_concepts("Does working memory training raise IQ?", Vocabulary(abstracts))
+    assert not any(c.compound for c in concepts), concepts
+
+
+def test_a_source_missing_a_word_of_a_rare_compound_is_not_let_off() -> None:
+    # mutation caught: ``scarce`` without the compound's words -> "saving" is a word the corpus
+    # uses, so one source on clocks, tests and schoolchildren is let off the missing "saving"
+    # and addresses a question about daylight saving (held-out ah008 got a "Yes")
+    question = "Do schoolchildren in Finland get lower test scores after daylight saving?"
+    abstracts = [
+        "Schoolchildren in Finland had lower test scores in the morning; daylight helped.",
+        *[f"Saving money study {i}." for i in range(30)],
+        *[f"Daylight study {i}." for i in range(5)],
+    ]
+    concepts = question_concepts(question, Vocabulary(abstracts))
+    assert any(c.compound == "daylight saving" for c in concepts), concepts
+    pool = SourcePool.build(question, abstracts[:1], HashEncoder())
+    coverage = check_coverage(concepts, pool, HashEncoder())
+    assert coverage.addressing == [], coverage.per_source
+    assert [g.name for g in coverage.gaps] == ["daylight saving"]

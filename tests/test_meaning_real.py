@@ -234,3 +234,25 @@ def test_a_lay_word_is_matched_by_the_words_of_the_real_index(small_retriever: A
     # known by its most specific word: "born preterm" names it as well as "preterm infants"
     assert name_stems("preterm") in backend.alias_stems("preemies")
     assert backend.alias_stems("intelligence") == []  # the index's own word: no WordNet sense
+
+
+def test_an_abstract_on_infants_walking_does_not_address_a_question_on_baby_walkers(
+    encoder: Any, small_retriever: Any
+) -> None:
+    # mutation caught: rare_compound returning "" -> "baby walker" has no essential word, and an
+    # abstract on infants' walking and IQ addresses it (the held-out question ah010 got "Yes
+    # (2 of 3 studies)" from abstracts on neonatal growth)
+    from grounding.sources import SourcePool
+
+    question = "Does using a baby walker in infancy delay walking or lead to lower IQ scores?"
+    abstracts = [
+        "Infants in the highest quartile of weight gain had higher IQ scores, and infant "
+        "walking began earlier in infancy among them.",
+        "Baby walkers used in infancy delayed independent walking but did not lower IQ scores.",
+    ]
+    concepts = question_concepts(question, small_retriever.snapshot())
+    pool = SourcePool.build(question, abstracts, encoder)
+    coverage = check_coverage(concepts, pool, encoder)
+    assert coverage.addressing == [2], coverage.per_source
+    alone = SourcePool.build(question, abstracts[:1], encoder)
+    assert [g.name for g in check_coverage(concepts, alone, encoder).gaps] == ["baby walker"]
