@@ -277,13 +277,7 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
         if not words or key in seen:
             continue
         seen.add(key)
-        # a verb form is user wording when it stands alone ("zapped"), not inside a compound
-        # ("CHEWING gum", "cord CLAMPING")
-        alone = len(words) == 1
-        essential = tuple(dict.fromkeys(w for w in words if essential_word(w, corpus, alone)))
-        compound = rare_compound(words, corpus)
-        in_compound = tuple(w for w in compound.split() if w not in essential)
-        essential = tuple(w for w in words if w in essential or w in in_compound)
+        essential, compound, in_compound = _essential_words(words, corpus)
         absent: tuple[str, ...] = ()
         scarce: tuple[str, ...] = essential
         if corpus is not None:
@@ -308,6 +302,20 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
         concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases), either,
                                 compound, in_compound))
     return concepts
+
+
+def _essential_words(words: tuple[str, ...], corpus: CorpusTerms | None,
+                     ) -> tuple[tuple[str, ...], str, tuple[str, ...]]:
+    """A run's essential words, its rare compound ("" if none) and the words essential only
+    for being in that compound."""
+    # a verb form is user wording when it stands alone ("zapped"), not inside a compound
+    # ("CHEWING gum", "cord CLAMPING")
+    alone = len(words) == 1
+    own = {w for w in words if essential_word(w, corpus, alone)}
+    compound = rare_compound(words, corpus)
+    in_compound = tuple(w for w in compound.split() if w not in own)
+    essential = tuple(dict.fromkeys(w for w in words if w in own or w in in_compound))
+    return essential, compound, in_compound
 
 
 def rare_compound(words: Sequence[str], corpus: CorpusTerms | None) -> str:
