@@ -21,7 +21,7 @@ import asyncio
 import logging
 import threading
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import chainlit as cl
@@ -48,16 +48,18 @@ def pubmed_text(text: str) -> str | None:
     return rest.strip() if head.casefold() == PREFIX else None
 
 
-def pubmed_query(question: str) -> str:
+def pubmed_query(question: str, missing: Sequence[str] = ()) -> str:
     """The PubMed search for a question: its concepts (runs of content words), those with an
-    essential word first-class, joined by AND; drugs asked as alternatives ("Zoloft or
+    essential word or named ``missing`` by the answer ("baby walker", two everyday words the
+    index judged together) first-class, joined by AND; drugs asked as alternatives ("Zoloft or
     Prozac") joined by OR in parentheses. Text that is already a query (field tags, boolean
     operators) is sent as written."""
     text = " ".join(question.split())
     if "[" in text or " AND " in text or " OR " in text:
         return text
     concepts = question_concepts(text)
-    chosen = [c for c in concepts if c.essential] or concepts
+    lacking = {w for name in missing for w in name.lower().split()}
+    chosen = [c for c in concepts if c.essential or lacking & set(c.words)] or concepts
     terms: list[list[str]] = []
     for c in chosen:
         if c.alternative_of and terms and terms[-1][-1] == c.alternative_of:
@@ -168,8 +170,9 @@ def not_found(missing: list[str], absent: list[str]) -> str:
     return f"Not in the closest abstracts: {', '.join(missing)}."
 
 
-def offer_actions(question: str, lacking: str) -> tuple[str, list[cl.Action]]:
-    query = pubmed_query(question)
+def offer_actions(question: str, lacking: str,
+                  missing: Sequence[str] = ()) -> tuple[str, list[cl.Action]]:
+    query = pubmed_query(question, missing)
     text = (f"{lacking} Search PubMed for `{query}` and add "
             "what it finds? (Or send `/pubmed` with your own query.)")
     action = cl.Action(name=ACTION, label="Search PubMed", icon="search",
@@ -188,7 +191,7 @@ async def offer_after(question: str, result: Any, cfg: Config | None = None,
     if cfg is not None and not may_add(cfg, user):
         await cl.Message(content=f"{lacking} " + NOT_ALLOWED.format(user=user)).send()
         return
-    text, actions = offer_actions(question, lacking)
+    text, actions = offer_actions(question, lacking, missing)
     await cl.Message(content=text, actions=actions).send()
 
 

@@ -48,6 +48,19 @@ def test_a_question_becomes_a_query_of_its_concepts():
     assert pubmed_chat.pubmed_query("If I stay on Zoloft or Prozac while expecting, will my kid "
                                     "end up with a lower IQ?") == "(Zoloft OR Prozac) AND IQ"
     assert pubmed_chat.pubmed_text("/pubmed  dapagliflozin ") == "dapagliflozin"
+
+
+def test_the_query_holds_the_concept_the_answer_said_is_missing():
+    """Mutation caught: pubmed_query ignoring ``missing`` -> the offer under "Not in the closest
+    abstracts: baby walker" searched PubMed for "infancy delay walking AND IQ" (each word of
+    "baby walker" is everyday English, so the concept has no essential word of its own)."""
+    question = "Does using a baby walker in infancy delay walking or lead to lower IQ later?"
+    assert "baby walker" not in pubmed_chat.pubmed_query(question)
+    query = pubmed_chat.pubmed_query(question, ["baby walker"])
+    assert query.startswith("baby walker AND ") and "IQ" in query
+    text, actions = pubmed_chat.offer_actions(question, "Not in the closest abstracts: baby "
+                                              "walker.", ["baby walker"])
+    assert actions[0].payload["query"] == query and f"`{query}`" in text
     assert pubmed_chat.pubmed_text("/PubMed x") == "x"
     assert pubmed_chat.pubmed_text("pubmed is a database") is None
 
@@ -125,6 +138,18 @@ async def test_the_offer_says_not_in_the_index_only_of_what_no_indexed_abstract_
     sent = [d for k, d in emitter.events if k == "send_step"]
     assert sent and "Not in the closest abstracts: preemies." in sent[-1]["output"]
     assert "local index" not in sent[-1]["output"]
+
+
+@pytest.mark.asyncio
+async def test_the_offer_searches_pubmed_for_the_concept_it_says_is_missing():
+    """Mutation caught: ``offer_after`` not passing the missing concepts on -> "Not in the
+    closest abstracts: baby walker. Search PubMed for `infancy delay walking AND IQ`"."""
+    emitter = new_session()
+    question = "Does using a baby walker in infancy delay walking or lead to lower IQ later?"
+    await pubmed_chat.offer_after(question, SimpleNamespace(
+        missing_concepts=["baby walker"], absent_concepts=[]))
+    sent = [d for k, d in emitter.events if k == "send_step"]
+    assert sent and "Search PubMed for `baby walker AND " in sent[-1]["output"]
 
 
 class HeldEmbedder:
