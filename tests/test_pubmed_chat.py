@@ -127,29 +127,31 @@ async def test_an_abstention_for_a_missing_concept_gets_the_offer():
     assert pubmed_chat.pubmed_query(question) in sent[-1]["output"]
 
 
+async def _offer_shown(question: str, missing: list[str]) -> str:
+    """What the chat shows under an answer that named ``missing`` (none absent from the index)."""
+    emitter = new_session()
+    await pubmed_chat.offer_after(question, SimpleNamespace(
+        missing_concepts=missing, absent_concepts=[]))
+    sent = [d for k, d in emitter.events if k == "send_step"]
+    assert sent, "no offer was shown"
+    return str(sent[-1]["output"])
+
+
 @pytest.mark.asyncio
 async def test_the_offer_says_not_in_the_index_only_of_what_no_indexed_abstract_holds():
     """Mutation caught: ``not_found`` naming every missing concept "Not in the local index"
     (the chat said so of "preemies", whose clinical name "preterm" the index holds)."""
-    emitter = new_session()
-    question = "Do preemies have a lower IQ as adults?"
-    await pubmed_chat.offer_after(question, SimpleNamespace(
-        missing_concepts=["preemies"], absent_concepts=[]))
-    sent = [d for k, d in emitter.events if k == "send_step"]
-    assert sent and "Not in the closest abstracts: preemies." in sent[-1]["output"]
-    assert "local index" not in sent[-1]["output"]
+    shown = await _offer_shown("Do preemies have a lower IQ as adults?", ["preemies"])
+    assert "Not in the closest abstracts: preemies." in shown
+    assert "local index" not in shown
 
 
 @pytest.mark.asyncio
 async def test_the_offer_searches_pubmed_for_the_concept_it_says_is_missing():
     """Mutation caught: ``offer_after`` not passing the missing concepts on -> "Not in the
     closest abstracts: baby walker. Search PubMed for `infancy delay walking AND IQ`"."""
-    emitter = new_session()
     question = "Does using a baby walker in infancy delay walking or lead to lower IQ later?"
-    await pubmed_chat.offer_after(question, SimpleNamespace(
-        missing_concepts=["baby walker"], absent_concepts=[]))
-    sent = [d for k, d in emitter.events if k == "send_step"]
-    assert sent and "Search PubMed for `baby walker AND " in sent[-1]["output"]
+    assert "Search PubMed for `baby walker AND " in await _offer_shown(question, ["baby walker"])
 
 
 class HeldEmbedder:
