@@ -246,38 +246,65 @@ def _content(word: str) -> bool:
     )
 
 
-def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[Concept]:
-    """The question's concepts in order: maximal runs of adjacent content words (a stop word,
-    a frame word, a verb of :data:`RUN_BREAKERS` or punctuation ends a run); ``essential``
-    holds each run's words that an answer must be about (:func:`essential_word`)."""
-    runs: list[list[tuple[str, str]]] = [[]]  # (surface, lower) per run
-    after_or: list[bool] = [False]  # the run follows the one before with "or" alone between
+@dataclass
+class _Run:
+    """Adjacent content words of the question, as :func:`question_concepts` splits it."""
+
+    words: list[tuple[str, str]] = field(default_factory=list)  # (surface, lower)
+    after_or: bool = False  # follows the run before with "or" alone between
+    example: bool = False  # in an example the user gives of a concept ("such as ...")
+
+
+# what opens an example ("pain, such as from holding a hand in ice water, ..."): up to the next
+# punctuation, it illustrates the concept before it, and an answer about that concept answers
+_EXAMPLE_OPENERS = frozenset({("such", "as"), ("for", "example"), ("for", "instance"),
+                              ("e", "g")})
+
+
+def _runs(question: str) -> list[_Run]:
+    """Maximal runs of adjacent content words: a stop word, a frame word, a verb of
+    :data:`RUN_BREAKERS` or punctuation ends a run; punctuation ends an example too, unless the
+    example has just opened ("e.g. ...")."""
+    runs = [_Run()]
+    example = opened = False
+    prev = ""
     pos = 0
     for m in _WORD.finditer(question):
         gap = question[pos : m.start()]
         pos = m.end()
-        if gap.strip():  # punctuation between words ends the run
-            runs.append([])
-            after_or.append(False)
         surface = m.group()
+        if gap.strip():
+            example = example and opened
+            runs.append(_Run(example=example))
+        opened = (prev, surface.lower()) in _EXAMPLE_OPENERS
+        example = example or opened
+        prev = surface.lower()
         parts = [p for p in re.split(r"[-'\u2019]", surface.lower()) if p and p != "s"]
         content = all(_content(p) or p.isdigit() for p in parts) and any(map(_content, parts))
         if parts and content and not (len(parts) == 1 and parts[0] in RUN_BREAKERS):
-            runs[-1].append((surface, "-".join(parts)))
+            runs[-1].words.append((surface, "-".join(parts)))
         else:
-            runs.append([])
-            after_or.append(parts == ["or"] and bool(runs[-2]))
+            runs.append(_Run(after_or=parts == ["or"] and bool(runs[-1].words), example=example))
+    return runs
+
+
+def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[Concept]:
+    """The question's concepts in order, one per run of content words (:func:`_runs`);
+    ``essential`` holds each run's words that an answer must be about (:func:`essential_word`),
+    none for a run inside an example the user gives ("such as ice water")."""
+    runs = _runs(question)
     concepts: list[Concept] = []
     seen: set[tuple[str, ...]] = set()
     for i, run in enumerate(runs):
-        if not run:
+        if not run.words:
             continue
-        words = tuple(p for _, low in run for p in low.split("-") if _content(p))
+        words = tuple(p for _, low in run.words for p in low.split("-") if _content(p))
         key = tuple(sorted(stem(w) for w in words))
         if not words or key in seen:
             continue
         seen.add(key)
-        essential, compound, in_compound = _essential_words(words, corpus)
+        essential, compound, in_compound = (
+            ((), "", ()) if run.example else _essential_words(words, corpus))
         absent: tuple[str, ...] = ()
         scarce: tuple[str, ...] = essential
         if corpus is not None:
@@ -287,7 +314,7 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
             # them is not let off ("saving" in "daylight saving")
             scarce = tuple(w for w in essential
                            if counts[w] < SCARCE_CHUNKS or w in compound.split())
-        text = " ".join(surface for surface, _ in run).strip("'\u2019")
+        text = " ".join(surface for surface, _ in run.words).strip("'\u2019")
         aliases: list[tuple[str, tuple[frozenset[str], ...]]] = []
         if isinstance(corpus, CorpusAliases) and essential:
             for key, name in [("", " ".join(words)), *((w, w) for w in essential)]:
@@ -296,7 +323,7 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
                     aliases.append((key, found))
             absent = tuple(w for w in absent if not _other_name_indexed(corpus, w, aliases))
         either = ""
-        if (after_or[i] and concepts and _drug_alternatives(runs[i - 1], run)
+        if (run.after_or and concepts and _drug_alternatives(runs[i - 1].words, run.words)
                 and not _CHOICE.search(question)):
             either = concepts[-1].text
         concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases), either,

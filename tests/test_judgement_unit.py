@@ -303,3 +303,34 @@ def test_a_finding_on_another_outcome_is_no_answer_about_the_one_asked() -> None
     stems = question_stems(question)
     assert source_stance(pool.sources[0], question, stems).stance != "yes"
     assert source_stance(pool.sources[1], question, stems).stance == "yes"
+
+
+_ICE = ("Does moderately severe pain, such as from holding a hand in ice water, lower healthy "
+        "volunteers' scores on WAIS-IV processing speed?")
+
+
+def test_an_example_the_user_gives_is_not_a_concept_the_answer_must_name() -> None:
+    # mutation caught: question_concepts ignoring ``_Run.example`` -> "ice water" (a rare
+    # compound of this index) must be named, and the abstract on cold pressor pain, which
+    # answers the question, "does not mention ice water" (held-out vh028 lost its right "No")
+    abstracts = [
+        "Cold pressor-induced pain did not lower WAIS-IV processing speed index scores in "
+        "healthy volunteers.",
+        *[f"Moderately severe pain study {i} in healthy volunteers." for i in range(30)],
+        *[f"Ice water swim {i}." for i in range(3)],
+    ]
+    concepts = question_concepts(_ICE, Vocabulary(abstracts))
+    ice = next(c for c in concepts if c.text == "ice water")
+    assert ice.essential == () and not ice.compound
+    assert "wais" in next(c for c in concepts if c.text.startswith("WAIS")).essential
+    pool = SourcePool.build(_ICE, abstracts[:1], HashEncoder())
+    assert check_coverage(concepts, pool, HashEncoder()).addressing == [1]
+
+
+def test_an_example_opened_by_e_g_lasts_to_the_next_punctuation() -> None:
+    # mutation caught: punctuation always ending the example -> the "." of "e.g." ends it at
+    # once and "sertraline" must be named by an abstract on SSRIs
+    concepts = question_concepts("Do SSRIs, e.g. sertraline, lower IQ in the child?")
+    by_text = {c.text: c.essential for c in concepts}
+    assert by_text["sertraline"] == () and by_text["SSRIs"] == ("ssris",)
+    assert by_text["IQ"] == ("iq",)  # the comma after the example ends it
