@@ -5,7 +5,8 @@ A concept is a run of adjacent content words of the question ("familial hypercho
 (wordfreq) or absent from the whole index: drugs, exposures, conditions, outcomes. Two everyday
 words that English names one thing by and the index rarely holds ("baby walker") are both
 essential. Words that shape a question without naming what was studied ("does", "improve",
-"risk", "later") never count, nor does an example the user gives ("such as ice water"). A source addresses a concept when the concept's essential words occur (as Porter stems)
+"risk", "later") never count, nor does an example the user gives ("such as ice water").
+A source addresses a concept when the concept's essential words occur (as Porter stems)
 in one of its sentences or its title, or, failing that, when one of its words is as close to the
 concept as the measured bar (MiniLM cosine of the word and the concept).
 
