@@ -27,6 +27,7 @@ from chains.lead import LeadWriter
 from chains.policy import AnswerPolicy
 from chains.result import MEDIUM_CONFIDENCE, DroppedSentence
 from chains.turn import Decision, Turn
+from grounding.ages import studies_other_age_group
 from grounding.compose import compose_extractive
 from grounding.concepts import CorpusTerms
 from grounding.consensus import Judgement, Verdict
@@ -44,6 +45,14 @@ def weak_sources(turn: Turn) -> list[int]:
         for n, doc in enumerate(turn.get("documents") or [], start=1)
         if float(doc.metadata.get("confidence", 1.0)) < MEDIUM_CONFIDENCE
     ]
+
+
+def other_age_sources(turn: Turn) -> list[int]:
+    """The sources ([n]) that studied only the age group the (searched) question does not ask
+    about: children's studies for "... in adults?" (:mod:`grounding.ages`)."""
+    question = turn.get("searched_question") or turn["question"]
+    pool: SourcePool = turn["pool"]
+    return [s.n for s in pool.sources if studies_other_age_group(s.title, s.abstract, question)]
 
 
 def in_context(turn: Turn) -> bool:
@@ -88,6 +97,7 @@ def make_decide_step(
         extractive = compose_extractive(
             turn["evidence"], titles=[s.title for s in pool.sources], judgement=judgement,
             weak_sources=weak_sources(turn), settings=settings, in_context=in_context(turn),
+            other_age=other_age_sources(turn),
         )  # fmt: skip
         decision = Decision(
             pool, turn["evidence"], judgement, verdict, extractive,

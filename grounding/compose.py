@@ -120,6 +120,7 @@ def compose_extractive(
     weak_sources: Sequence[int] = (),
     settings: GroundingSettings | None = None,
     in_context: bool = False,
+    other_age: Sequence[int] = (),
 ) -> ComposedAnswer:
     """The key findings as the answer. With a ``judgement``: a question no source addresses
     gets its missing-concept message and the sources as related reading; otherwise its lead
@@ -127,7 +128,10 @@ def compose_extractive(
     intelligence [1].") comes first, then the deciding sentences of the sources it names (not
     the one the lead states), then the other findings.
     ``weak_sources`` (retrieval confidence "low") add no finding after the first; nor do, in a
-    follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`."""
+    follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`.
+    ``other_age``: sources that studied only an age group the question does not ask about
+    (:func:`grounding.ages.studies_other_age_group`): while another source is left, they
+    neither open the findings nor add one (children's studies for "... in adults?")."""
     settings = settings or GroundingSettings()
     if judgement is not None and not judgement.addressed:
         return abstention(titles, message=judgement.lead or ABSTAIN)
@@ -144,13 +148,17 @@ def compose_extractive(
     ]  # fmt: skip
     addressing = judgement.addressing if judgement else []
     aside = _beside_the_question(evidence, addressing) if in_context else []
+    cited = {e.source for per in evidence for e in per}
+    other = set(other_age) if cited - set(other_age) else set()
+    on_topic = [n for n in addressing if n not in other]
+    first = next((n for n in sorted(cited) if n not in other), 1)
     findings = key_findings(
         evidence,
         settings.extractive_findings,
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
-        lead=verdict_sources or addressing[:1] or [1],
-        weak=sorted({*weak_sources, *aside}),
+        lead=verdict_sources or on_topic[:1] or [first],
+        weak=sorted({*weak_sources, *aside, *other}),
     )
     if verdict_sources:
         findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from grounding.ages import GROWN, YOUNG, other_age_group
 from grounding.concepts import stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
@@ -231,17 +232,8 @@ POPULATIONS: tuple[frozenset[str], ...] = (
     frozenset({"men", "man", "male", "males", "boys", "boy"}),
     frozenset({"women", "woman", "female", "females", "girls", "girl"}),
 )
-# Age groups an abstract's title may scope it to: (the group, the groups it excludes). Only words
-# that name an age and nothing else ("older" and "aged" also describe ages within any group).
-_YOUNG = frozenset({"child", "children", "childhood", "kid", "kids", "infant", "infants",
-                    "adolescent", "adolescents", "adolescence", "teen", "teens", "teenagers",
-                    "paediatric", "pediatric", "youth", "preschool", "preschoolers", "toddlers",
-                    "newborns", "neonates", "neonatal", "schoolchildren"})  # fmt: skip
-# (a hyphenated age such as "middle-aged" reaches these sets as its parts, so none is listed)
-_GROWN = frozenset({"adult", "adults", "elderly", "seniors", "midlife", "postmenopausal"})
 # the stems of every word that names a group (who a finding is about, not what)
-_GROUP_STEMS = frozenset(stem(w) for g in (_YOUNG, _GROWN, *POPULATIONS) for w in g)
-AGE_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = ((_YOUNG, _GROWN), (_GROWN, _YOUNG))
+_GROUP_STEMS = frozenset(stem(w) for g in (YOUNG, GROWN, *POPULATIONS) for w in g)
 # Feature names of the stance classifier, in its stored order.
 STANCE_FEATURES: tuple[str, ...] = (
     "strong_null", "null", "null_near_question", "doubt", "affirmative", "affirm_near_question",
@@ -824,16 +816,6 @@ def source_stance(
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
-
-
-def other_age_group(title: str, question: str) -> bool:
-    """Whether an abstract's title scopes it to an age group the question does not ask about
-    ("... methylphenidate in ADULT ADHD", asked about "kids"): then the abstract's own question
-    is not the user's, and its findings answer the user only where they state the relation."""
-    asked = set(words_of(question.lower()))
-    titled = set(words_of(title.lower()))
-    return any(titled & group and not asked & group and asked & other
-               for group, other in AGE_GROUPS)  # fmt: skip
 
 
 def _source_relation(

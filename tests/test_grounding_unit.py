@@ -398,6 +398,26 @@ def test_a_source_the_retrieval_rates_low_adds_no_finding_after_the_first() -> N
     assert compose_extractive(evidence, weak_sources=[1]).text.startswith("Trait EI predicted")
 
 
+def test_a_study_of_another_age_group_neither_opens_nor_pads_the_findings() -> None:
+    """Asked about adults, the children's studies that retrieval ranked first give way to the
+    adults' study (issue #36: "what about adults?" was answered with a sentence about children);
+    when every source studied the other group, they still answer."""
+    evidence = [
+        [_ev(1, "Stimulants were started in 15 of 146 children.", 0.9)],
+        [_ev(2, "Outcome in pediatric ADHD was predicted by EEG.", 0.85)],
+        [_ev(3, "Methylphenidate helped adults with ADHD.", 0.6)],
+    ]
+    assert compose_extractive(evidence, other_age=[1, 2]).text == (
+        "Methylphenidate helped adults with ADHD [3]."
+    )
+    judged = _judged("yes", {3: "Methylphenidate helped adults with ADHD."})
+    judged.addressing = [1, 3]
+    assert "[1]" not in compose_extractive(evidence, judgement=judged, other_age=[1, 2]).text
+    # nothing else left: the other group's studies are what there is
+    alone = [evidence[0], evidence[1]]
+    assert compose_extractive(alone, other_age=[1, 2]).text.startswith("Stimulants were started")
+
+
 def test_a_translated_abstract_sentence_is_never_evidence() -> None:
     """A record's second-language abstract (here Spanish, last, where the position prior is
     highest) is not quoted; with ``evidence_language: null`` it would be."""

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
+from grounding.ages import other_age_group
 from grounding.concepts import SCARCE_CHUNKS, check_coverage, question_concepts, question_stems
 from grounding.sources import SourcePool, SourceText
 from grounding.stance import (
     clauses,
-    other_age_group,
     question_relation,
     relation_stance,
     sentence_stance,

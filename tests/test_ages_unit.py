@@ -1,0 +1,28 @@
+"""Which age group a question asks about and which one a source studied (grounding.ages)."""
+
+from __future__ import annotations
+
+from grounding.ages import other_age_group, studies_other_age_group
+
+ADULTS_Q = "stimulant medications effective for ADHD in adults?"
+KIDS_Q = "Are stimulant medications effective for ADHD in children?"
+
+
+def test_a_source_naming_only_children_did_not_study_the_adults_asked_about() -> None:
+    abstract = "Among 146 children not medicated before the visit, stimulants were started."
+    assert studies_other_age_group("Diagnosis of ADHD by developmental pediatricians", abstract,
+                                   ADULTS_Q)  # fmt: skip
+    # the abstract alone scopes it: the title names no age
+    assert not other_age_group("Diagnosis of ADHD by developmental pediatricians", ADULTS_Q)
+
+
+def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_away() -> None:
+    adult_study = "Adult ADHD often persists from childhood; adults were given methylphenidate."
+    assert not studies_other_age_group("Methylphenidate in adult ADHD", adult_study, ADULTS_Q)
+    children = "Stimulants helped children with ADHD."
+    assert not studies_other_age_group("Stimulants in ADHD", children, "Do stimulants help ADHD?")
+    # asked about both groups, neither is another group
+    assert not studies_other_age_group("Stimulants in ADHD", children,
+                                       "Do stimulants help children and adults with ADHD?")
+    # the title decides where it names an age, whatever the abstract recalls
+    assert studies_other_age_group("Methylphenidate in adult ADHD", adult_study, KIDS_Q)
