@@ -27,13 +27,13 @@ from chains.lead import LeadWriter
 from chains.policy import AnswerPolicy
 from chains.result import MEDIUM_CONFIDENCE, DroppedSentence
 from chains.turn import Decision, Turn
-from grounding.ages import studies_other_age_group
 from grounding.compose import compose_extractive
 from grounding.concepts import CorpusTerms
 from grounding.consensus import Judgement, Verdict
 from grounding.evidence import answers_question
 from grounding.sources import SourcePool
 from grounding.stance import StanceClassifier
+from ingest.ages import studies_other_age_group
 from retrievers.followup import IN_CONTEXT
 from settings.grounding import GroundingSettings
 

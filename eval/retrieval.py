@@ -16,6 +16,7 @@ from typing import Any
 
 from eval.jsonl import read_jsonl
 from ingest.metadata import ChunkMeta
+from retrievers.asked_age import abstracts_from
 from settings.errors import UserFacingError
 
 DEPTH = 20
@@ -63,7 +64,9 @@ def rankings(retriever, question: str) -> dict[str, list[str]]:  # HybridRetriev
     bm25_r, dense_r = (r.bound(filters, backend) for r in retriever.retrievers)
     bm25_h, dense_h = bm25_r.invoke(query), dense_r.invoke(query)
     relevance = backend.bm25_relevance(query, filters)
-    hybrid = retriever.fuse([bm25_h, dense_h], k=DEPTH, relevance=relevance)
+    hybrid = retriever.fuse([bm25_h, dense_h], k=DEPTH, relevance=relevance,
+                            question=search.query,
+                            abstract_of=abstracts_from(backend.article_chunks))  # fmt: skip
     bm25 = bm25_h if bm25_r.k >= DEPTH else bm25_r.model_copy(update={"k": DEPTH}).invoke(query)
     dense = dense_h if dense_r.k >= DEPTH else dense_r.model_copy(update={"k": DEPTH}).invoke(query)
     return {

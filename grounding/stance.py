@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from grounding.ages import GROWN, YOUNG, other_age_group
 from grounding.concepts import stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
+from ingest.ages import GROWN, YOUNG, other_age_group
 from ingest.sentences import Sentence
 
 Stance = Literal["yes", "no", "unclear"]

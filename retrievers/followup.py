@@ -40,6 +40,8 @@ from langchain_core.documents import Document
 from langchain_core.runnables import RunnableConfig
 
 from ingest.metadata import ChunkMeta
+from retrievers.articles import article_text
+from retrievers.asked_age import asked_age_first
 from retrievers.filters import Filters
 from retrievers.fusion import reciprocal_rank_fusion
 from retrievers.service import Retrieval, SearchService
@@ -189,7 +191,7 @@ def fuse_followup(
     lists: Sequence[Sequence[Document]],
     *,
     c: float,
-    k: int,
+    k: int | None,
     previous_sources: Sequence[str] = (),
     prior_weight: float = 0.0,
     stands_alone: bool = False,
@@ -308,13 +310,16 @@ class FollowupPlan:
         documents = fuse_followup(
             lists,
             c=self.retriever.c,
-            k=options.get("k") or int(self.retriever.topk),
+            k=None,
             previous_sources=options.get("previous_sources", ()),
             stands_alone=options.get("stands_alone", False),
             weights=weights,
         )
         # the text the answer is about: the in-context one, unless the follow-up leads
         main = results[1] if len(results) > 1 and weights.path != "standalone" else results[0]
+        # asked about one age group, the other group's studies come last (retrievers.asked_age)
+        documents = asked_age_first(documents, main.query, article_text)
+        documents = documents[: options.get("k") or int(self.retriever.topk)]
         return FollowupRetrieval(
             documents=documents,
             filters=results[0].filters,

@@ -36,6 +36,7 @@ from indexing.drug_names import with_generic_names
 from indexing.embeddings import Embedder
 from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
+from retrievers.asked_age import AbstractOf, abstracts_from, asked_age_first, passage
 from retrievers.filters import Filters, parse_filters
 from retrievers.fusion import (
     best_chunk_per_article,
@@ -275,15 +276,18 @@ class HybridRetriever(EnsembleRetriever):
         """The searched lists fused (or BM25's alone, with the lexical refusal), each result
         carrying its article's whole abstract from the same build (``retrievers.articles``)."""
         query, filters, backend = search.query, search.filters, search.backend
+        abstract_of = abstracts_from(backend.article_chunks)
         if search.lexical:
             relevance = backend.bm25_relevance(search.searched, filters)
             # an engine without a dense index that cannot measure relevance refuses (none does)
-            documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k)
+            documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k,
+                                          query, abstract_of)  # fmt: skip
         else:
             # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
             measured = (backend.bm25_relevance(search.searched, filters)
                         if self.weak_weights is not None else None)  # fmt: skip
-            documents = self.fuse(lists, k, relevance=measured)
+            documents = self.fuse(lists, k, relevance=measured, question=query,
+                                  abstract_of=abstract_of)  # fmt: skip
         return Retrieval(documents=with_article_texts(documents, backend.article_chunks),
                          filters=filters, query=query, searched=search.searched)  # fmt: skip
 
@@ -352,9 +356,12 @@ class HybridRetriever(EnsembleRetriever):
         return self.dense_retriever.score_threshold
 
     def fuse(self, lists: list[list[Document]], k: int | None = None,
-             relevance: float | None = None) -> list[Document]:
+             relevance: float | None = None, question: str = "",
+             abstract_of: AbstractOf = passage) -> list[Document]:
         """[BM25 hits, dense hits] fused, best first (``k`` or ``topk_rrf`` of them), weighted by
-        :func:`fusion_weights` of BM25's ``relevance`` for the question (None: ``weights``)."""
+        :func:`fusion_weights` of BM25's ``relevance`` for the question (None: ``weights``); when
+        ``question`` names one age group, the articles that studied only the other come last
+        (:mod:`retrievers.asked_age`, reading each one's abstract with ``abstract_of``)."""
         weights = fusion_weights(relevance, self.weights, self.weak_weights,
                                  self.lexical_threshold, self.weak_ramp)
         bm25, dense = (best_chunk_per_article(docs) for docs in lists)
@@ -374,19 +381,20 @@ class HybridRetriever(EnsembleRetriever):
             fused = reciprocal_rank_fusion(
                 [bm25, dense], c=self.c, weights=weights, names=NAMES, key="pmid"
             )
+        fused = asked_age_first(fused, question, abstract_of)
         top = retracted_last(prefer_designs(fused, self.prefer_design)[: k or self.topk])
         return [self._annotate(doc, bm25, dense, weights) for doc in top]
 
-    def fuse_lexical(self, docs: list[Document], relevance: float,
-                     k: int | None = None) -> list[Document]:
+    def fuse_lexical(self, docs: list[Document], relevance: float, k: int | None = None,
+                     question: str = "", abstract_of: AbstractOf = passage) -> list[Document]:
         """BM25 alone (no dense index yet): refused below the lexical threshold, else its top
         articles, annotated as :meth:`fuse` annotates (dense scores and ranks None)."""
         bm25 = best_chunk_per_article(docs)
         if refuses_lexical(relevance, self.lexical_threshold):
             return []
-        ranked = prefer_designs(reciprocal_rank_fusion(
+        ranked = prefer_designs(asked_age_first(reciprocal_rank_fusion(
             [bm25, []], c=self.c, weights=self.weights, names=NAMES, key="pmid"),
-            self.prefer_design)
+            question, abstract_of), self.prefer_design)  # fmt: skip
         top = float(bm25[0].metadata["score"]) if bm25 else 0.0
         out = []
         for doc in retracted_last(ranked[: k or self.topk]):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grounding.ages import other_age_group, studies_other_age_group
+from ingest.ages import other_age_group, studies_other_age_group
 
 ADULTS_Q = "stimulant medications effective for ADHD in adults?"
 KIDS_Q = "Are stimulant medications effective for ADHD in children?"
@@ -18,7 +18,15 @@ def test_a_source_naming_only_children_did_not_study_the_adults_asked_about() ->
 
 def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_away() -> None:
     adult_study = "Adult ADHD often persists from childhood; adults were given methylphenidate."
-    assert not studies_other_age_group("Methylphenidate in adult ADHD", adult_study, ADULTS_Q)
+    both = "Children and adults with ADHD were given methylphenidate."
+    assert not studies_other_age_group("Methylphenidate in ADHD", both, ADULTS_Q)
+    assert not studies_other_age_group("Methylphenidate in ADHD", both, KIDS_Q)
+    # "childhood" is when, not who: the adults' study is about adults
+    assert not studies_other_age_group("Methylphenidate in ADHD", adult_study, ADULTS_Q)
+    assert studies_other_age_group("Methylphenidate in ADHD", adult_study, KIDS_Q)
+    lothian = "Intelligence measured in childhood predicted cognitive decline at age 79."
+    assert not studies_other_age_group("IQ and decline", lothian, "Does IQ predict decline in "
+                                       "the elderly?")  # fmt: skip
     children = "Stimulants helped children with ADHD."
     assert not studies_other_age_group("Stimulants in ADHD", children, "Do stimulants help ADHD?")
     # asked about both groups, neither is another group

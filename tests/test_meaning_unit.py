@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.ages import other_age_group
 from grounding.concepts import SCARCE_CHUNKS, check_coverage, question_concepts, question_stems
 from grounding.sources import SourcePool, SourceText
 from grounding.stance import (
@@ -18,6 +17,7 @@ from grounding.stance import (
     source_stance,
 )
 from indexing.aliases import AliasTable
+from ingest.ages import other_age_group
 from retrievers.hybrid import fusion_weights
 from tests.test_grounding_unit import HashEncoder
 from tests.test_judgement_unit import Vocabulary

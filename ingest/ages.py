@@ -1,16 +1,16 @@
-"""Age groups: which one a question asks about, and which one a source studied.
+"""Age groups: which one a question asks about, and which one an article studied.
 
 Two groups, each named by words that name an age and nothing else ("older" and "aged" also
 describe ages within any group): the young (children, adolescents, infants, "pediatric") and
 the grown (adults, the elderly). A question asks about a group when it names it; an abstract
 studied a group when its title names it and not the other, or, with an untitled age, when its
-title and abstract together name that group and never the other (an adult study that recalls
-"childhood" ADHD names both, and is scoped to neither).
+title and abstract together name people of that group and never of the other ("childhood" is a
+period of life, not people: an adult study of ADHD "persisting from childhood" studied adults).
 """
 
 from __future__ import annotations
 
-from grounding.concepts import words_of
+import re
 
 YOUNG = frozenset({"child", "children", "childhood", "kid", "kids", "infant", "infants",
                    "adolescent", "adolescents", "adolescence", "teen", "teens", "teenagers",
@@ -18,6 +18,14 @@ YOUNG = frozenset({"child", "children", "childhood", "kid", "kids", "infant", "i
                    "newborns", "neonates", "neonatal", "schoolchildren"})  # fmt: skip
 # (a hyphenated age such as "middle-aged" reaches these sets as its parts, so none is listed)
 GROWN = frozenset({"adult", "adults", "elderly", "seniors", "midlife", "postmenopausal"})
+_WORD = re.compile(r"[a-z]+")
+
+
+def words_of(text: str) -> list[str]:
+    """Lower-cased words; a hyphenated or possessive word gives its parts ("middle-aged")."""
+    return _WORD.findall(text.lower())
+
+
 # (the group, the group it excludes)
 AGE_GROUPS: tuple[tuple[frozenset[str], frozenset[str]], ...] = ((YOUNG, GROWN), (GROWN, YOUNG))
 
@@ -32,13 +40,28 @@ def other_age_group(title: str, question: str) -> bool:
                for group, other in AGE_GROUPS)  # fmt: skip
 
 
+# An abstract names the people it studied with these; a period of life ("childhood IQ", "ADHD
+# persisting from childhood", "adolescence") is when something happened to them, not who they are.
+_PERIODS = frozenset({"childhood", "adolescence"})
+STUDIED: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
+    (YOUNG - _PERIODS, GROWN), (GROWN, YOUNG - _PERIODS)
+)
+
+
 def studies_other_age_group(title: str, abstract: str, question: str) -> bool:
     """Whether a source studied only the age group that the question, naming the other one
     alone, does not ask about: its title says so (:func:`other_age_group`), or its title and
-    abstract name only that group ("children" six times, "adults" never, asked about adults)."""
+    abstract name people of only that group ("children" six times, "adults" never, asked about
+    adults; a period of life, "childhood", names nobody)."""
     if other_age_group(title, question):
         return True
     asked = set(words_of(question.lower()))
     named = set(words_of(f"{title} {abstract}".lower()))
     return any(named & group and not named & other and not asked & group and asked & other
-               for group, other in AGE_GROUPS)  # fmt: skip
+               for group, other in STUDIED)  # fmt: skip
+
+
+def asks_one_age_group(question: str) -> bool:
+    """Whether ``question`` names one age group and not the other ("... in adults?")."""
+    asked = set(words_of(question))
+    return any(asked & group and not asked & other for group, other in AGE_GROUPS)
