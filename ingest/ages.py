@@ -2,10 +2,12 @@
 
 Two groups, each named by words that name an age and nothing else ("older" and "aged" also
 describe ages within any group): the young (children, adolescents, infants, "pediatric") and
-the grown (adults, the elderly). A question asks about a group when it names it; an abstract
-studied a group when its title names it and not the other, or, with an untitled age, when its
-title and abstract together name people of that group and never of the other ("childhood" is a
-period of life, not people: an adult study of ADHD "persisting from childhood" studied adults).
+the grown (adults, the elderly). A question asks about a group when it names it. A title that
+names one scopes the abstract's own question to it (:func:`other_age_group`, for stances). An
+article studied a group when its title and abstract name people of that group and never of the
+other: "children", "adults", "pediatric" name people; "childhood" is a period of life and
+"adult height" a measure (an adult study of ADHD "persisting from childhood" studied adults; a
+bone-age study that predicts "adult height" studied neither group by that word).
 """
 
 from __future__ import annotations
@@ -40,25 +42,29 @@ def other_age_group(title: str, question: str) -> bool:
                for group, other in AGE_GROUPS)  # fmt: skip
 
 
-# An abstract names the people it studied with these; a period of life ("childhood IQ", "ADHD
-# persisting from childhood", "adolescence") is when something happened to them, not who they are.
-_PERIODS = frozenset({"childhood", "adolescence"})
+# An abstract names the people it studied with these: plural nouns, and adjectives that qualify
+# only people. A period of life ("ADHD persisting from childhood", "adolescence") is when
+# something happened, and a singular used as a modifier ("a predictor of adult height", "child
+# IQ") names a measure; neither names who was studied.
+_YOUNG_PEOPLE = frozenset({"children", "kids", "infants", "adolescents", "teens", "teenagers",
+                           "paediatric", "pediatric", "youth", "youths", "preschoolers",
+                           "toddlers", "newborns", "neonates", "schoolchildren"})  # fmt: skip
+_GROWN_PEOPLE = frozenset({"adults", "elderly", "seniors", "postmenopausal"})
 STUDIED: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
-    (YOUNG - _PERIODS, GROWN), (GROWN, YOUNG - _PERIODS)
+    (_YOUNG_PEOPLE, _GROWN_PEOPLE), (_GROWN_PEOPLE, _YOUNG_PEOPLE)
 )
 
 
 def studies_other_age_group(title: str, abstract: str, question: str) -> bool:
     """Whether a source studied only the age group that the question, naming the other one
-    alone, does not ask about: its title says so (:func:`other_age_group`), or its title and
-    abstract name people of only that group ("children" six times, "adults" never, asked about
-    adults; a period of life, "childhood", names nobody)."""
-    if other_age_group(title, question):
-        return True
+    alone, does not ask about: its title and abstract name people of only that group
+    ("children" six times, "adults" never, asked about adults; a period of life, "childhood",
+    or a measure, "adult height", names nobody: "Childhood IQ and adult mortality" is not
+    scoped by its title)."""
     asked = set(words_of(question.lower()))
     named = set(words_of(f"{title} {abstract}".lower()))
-    return any(named & group and not named & other and not asked & group and asked & other
-               for group, other in STUDIED)  # fmt: skip
+    return any(named & people and not named & others and not asked & group and asked & other
+               for (group, other), (people, others) in zip(AGE_GROUPS, STUDIED, strict=True))
 
 
 def asks_one_age_group(question: str) -> bool:

@@ -24,6 +24,8 @@ def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_awa
     # "childhood" is when, not who: the adults' study is about adults
     assert not studies_other_age_group("Methylphenidate in ADHD", adult_study, ADULTS_Q)
     assert studies_other_age_group("Methylphenidate in ADHD", adult_study, KIDS_Q)
+    bone_age = "Bone age predicts adult height; pubertal individuals were x-rayed."
+    assert not studies_other_age_group("Bone age during puberty", bone_age, "bone age in teens?")
     lothian = "Intelligence measured in childhood predicted cognitive decline at age 79."
     assert not studies_other_age_group("IQ and decline", lothian, "Does IQ predict decline in "
                                        "the elderly?")  # fmt: skip
@@ -32,5 +34,8 @@ def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_awa
     # asked about both groups, neither is another group
     assert not studies_other_age_group("Stimulants in ADHD", children,
                                        "Do stimulants help children and adults with ADHD?")
-    # the title decides where it names an age, whatever the abstract recalls
+    # the adults' study is another group for a question about children
     assert studies_other_age_group("Methylphenidate in adult ADHD", adult_study, KIDS_Q)
+    # a title's period of life or measure scopes nothing: the Lothian cohort studied old people
+    assert not studies_other_age_group("Childhood IQ and adult mortality", "In 1,091 people "
+                                       "tested at age 11 ...", "Does IQ predict death in adults?")
