@@ -42,17 +42,38 @@ def other_age_group(title: str, question: str) -> bool:
                for group, other in AGE_GROUPS)  # fmt: skip
 
 
-# An abstract names the people it studied with these: plural nouns, and adjectives that qualify
-# only people. A period of life ("ADHD persisting from childhood", "adolescence") is when
-# something happened, and a singular used as a modifier ("a predictor of adult height", "child
-# IQ") names a measure; neither names who was studied.
+# An abstract names the people it studied with these: plural nouns, adjectives that qualify only
+# people, and a singular that qualifies a word for people ("adult subjects", "adult children",
+# "child participants"). A period of life ("ADHD persisting from childhood", "adolescence") is
+# when something happened, and a singular that qualifies anything else ("a predictor of adult
+# height", "child IQ") names a measure; neither names who was studied.
 _YOUNG_PEOPLE = frozenset({"children", "kids", "infants", "adolescents", "teens", "teenagers",
                            "paediatric", "pediatric", "youth", "youths", "preschoolers",
                            "toddlers", "newborns", "neonates", "schoolchildren"})  # fmt: skip
 _GROWN_PEOPLE = frozenset({"adults", "elderly", "seniors", "postmenopausal"})
+_YOUNG_SINGULAR = frozenset({"child", "infant", "adolescent", "teen", "teenage"})
+_GROWN_SINGULAR = frozenset({"adult"})
+_PERSONS = frozenset({"subject", "subjects", "patient", "patients", "participant",
+                      "participants", "children", "offspring", "survivors", "men", "women",
+                      "males", "females", "volunteers", "individuals", "persons", "people",
+                      "population", "populations", "sample", "samples", "cohort", "cohorts",
+                      "twins", "siblings", "controls", "cases", "outpatients",
+                      "inpatients"})  # fmt: skip
 STUDIED: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
     (_YOUNG_PEOPLE, _GROWN_PEOPLE), (_GROWN_PEOPLE, _YOUNG_PEOPLE)
 )
+
+
+def people_named(text: str) -> set[str]:
+    """The words of ``text`` that name people of an age group (see above): its plural nouns and
+    person adjectives, and a singular ("adult") that qualifies a word for people, given as the
+    plural ("adults")."""
+    words = words_of(text)
+    named = {w for w in words if w in _YOUNG_PEOPLE or w in _GROWN_PEOPLE}
+    for w, after in zip(words, words[1:], strict=False):
+        if after in _PERSONS and (w in _YOUNG_SINGULAR or w in _GROWN_SINGULAR):
+            named.add("adults" if w in _GROWN_SINGULAR else "children")
+    return named
 
 
 def studies_other_age_group(title: str, abstract: str, question: str) -> bool:
@@ -62,7 +83,7 @@ def studies_other_age_group(title: str, abstract: str, question: str) -> bool:
     or a measure, "adult height", names nobody: "Childhood IQ and adult mortality" is not
     scoped by its title)."""
     asked = set(words_of(question.lower()))
-    named = set(words_of(f"{title} {abstract}".lower()))
+    named = people_named(f"{title} {abstract}")
     return any(named & people and not named & others and not asked & group and asked & other
                for (group, other), (people, others) in zip(AGE_GROUPS, STUDIED, strict=True))
 

@@ -24,6 +24,11 @@ def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_awa
     # "childhood" is when, not who: the adults' study is about adults
     assert not studies_other_age_group("Methylphenidate in ADHD", adult_study, ADULTS_Q)
     assert studies_other_age_group("Methylphenidate in ADHD", adult_study, KIDS_Q)
+    # "adult children" born during the poisoning: grown people, named as such
+    niigata = ("We studied adult subjects exposed perinatally: the subjects were their adult "
+               "children, born during the epidemic; some mothers breast fed their infants.")
+    assert not studies_other_age_group("Methyl mercury in Niigata: adult outcomes", niigata,
+                                       "mercury in the womb: deficits as adults?")  # fmt: skip
     bone_age = "Bone age predicts adult height; pubertal individuals were x-rayed."
     assert not studies_other_age_group("Bone age during puberty", bone_age, "bone age in teens?")
     lothian = "Intelligence measured in childhood predicted cognitive decline at age 79."
