@@ -42,16 +42,18 @@ def other_age_group(title: str, question: str) -> bool:
                for group, other in AGE_GROUPS)  # fmt: skip
 
 
-# An abstract names the people it studied with these: plural nouns, adjectives that qualify only
-# people, and a singular that qualifies a word for people ("adult subjects", "adult children",
-# "child participants"). A period of life ("ADHD persisting from childhood", "adolescence") is
-# when something happened, and a singular that qualifies anything else ("a predictor of adult
-# height", "child IQ") names a measure; neither names who was studied.
+# An abstract names the people it studied with these: nouns and adjectives for young people
+# ("children", "pediatric", "adolescent depression": the depression of adolescents), and for
+# grown people the plural, "elderly", or "adult" qualifying a word for people ("adult
+# subjects", "adult children"). A period of life ("ADHD persisting from childhood") is when
+# something happened, and "adult" before anything else is what young people become ("a
+# predictor of adult height", "adult outcomes" of exposure in the womb); neither names who was
+# studied.
 _YOUNG_PEOPLE = frozenset({"children", "kids", "infants", "adolescents", "teens", "teenagers",
                            "paediatric", "pediatric", "youth", "youths", "preschoolers",
-                           "toddlers", "newborns", "neonates", "schoolchildren"})  # fmt: skip
+                           "toddlers", "newborns", "neonates", "schoolchildren", "child",
+                           "infant", "adolescent", "teen", "teenage"})  # fmt: skip
 _GROWN_PEOPLE = frozenset({"adults", "elderly", "seniors", "postmenopausal"})
-_YOUNG_SINGULAR = frozenset({"child", "infant", "adolescent", "teen", "teenage"})
 _GROWN_SINGULAR = frozenset({"adult"})
 _PERSONS = frozenset({"subject", "subjects", "patient", "patients", "participant",
                       "participants", "children", "offspring", "survivors", "men", "women",
@@ -65,14 +67,13 @@ STUDIED: tuple[tuple[frozenset[str], frozenset[str]], ...] = (
 
 
 def people_named(text: str) -> set[str]:
-    """The words of ``text`` that name people of an age group (see above): its plural nouns and
-    person adjectives, and a singular ("adult") that qualifies a word for people, given as the
-    plural ("adults")."""
+    """The words of ``text`` that name people of an age group (see above); "adult" qualifying a
+    word for people is given as "adults"."""
     words = words_of(text)
     named = {w for w in words if w in _YOUNG_PEOPLE or w in _GROWN_PEOPLE}
     for w, after in zip(words, words[1:], strict=False):
-        if after in _PERSONS and (w in _YOUNG_SINGULAR or w in _GROWN_SINGULAR):
-            named.add("adults" if w in _GROWN_SINGULAR else "children")
+        if w in _GROWN_SINGULAR and after in _PERSONS:
+            named.add("adults")
     return named
 
 

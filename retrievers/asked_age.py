@@ -18,6 +18,8 @@ from ingest.metadata import ChunkMeta
 from retrievers.articles import whole_abstract
 
 AbstractOf = Callable[[Document], str]
+# an article on the other age group ranks by its fused score times this (0: after all the rest)
+OTHER_AGE_FACTOR = 0.0
 
 
 def passage(doc: Document) -> str:
@@ -35,18 +37,28 @@ def abstracts_from(chunks_of: Callable[[str], Sequence[Document]]) -> AbstractOf
     return abstract_of
 
 
+def _score(doc: Document) -> float:
+    meta = doc.metadata
+    return float(meta.get("rrf_score", meta.get("fused_score", 0.0)))
+
+
 def asked_age_first(
-    documents: Sequence[Document], question: str, abstract_of: AbstractOf = passage
+    documents: Sequence[Document], question: str, abstract_of: AbstractOf = passage,
+    factor: float = OTHER_AGE_FACTOR,
 ) -> list[Document]:
     """``documents`` (best first) with those that studied only the age group ``question`` does
-    not ask about moved after the rest, each part in its own order; ``abstract_of`` gives a
-    result's whole abstract (read only when the question names one group)."""
+    not ask about ranked by their fused score (``rrf_score`` or ``fused_score``) times
+    ``factor`` (0: after all the rest), re-sorted stably; ``abstract_of`` gives a result's whole
+    abstract (read only when the question names one group)."""
     if not asks_one_age_group(question):
         return list(documents)
-    asked: list[Document] = []
-    other: list[Document] = []
-    for doc in documents:
-        title = ChunkMeta.from_metadata(doc.metadata).title
-        away = studies_other_age_group(title, abstract_of(doc), question)
-        (other if away else asked).append(doc)
-    return asked + other
+    away = [
+        studies_other_age_group(ChunkMeta.from_metadata(d.metadata).title, abstract_of(d), question)
+        for d in documents
+    ]
+    if factor <= 0:
+        return [d for d, a in zip(documents, away, strict=True) if not a] + [
+            d for d, a in zip(documents, away, strict=True) if a
+        ]
+    scored = [(_score(d) * (factor if a else 1.0), d) for d, a in zip(documents, away, strict=True)]
+    return [d for _, d in sorted(scored, key=lambda pair: -pair[0])]
