@@ -4,9 +4,10 @@ Two groups, each named by words that name an age and nothing else ("older" and "
 describe ages within any group): the young (children, adolescents, infants, "pediatric") and
 the grown (adults, the elderly). A question asks about a group when it names it. A title that
 names one scopes the abstract's own question to it (:func:`other_age_group`, for stances). An
-article studied a group when its title and abstract name people of that group and never of the
-other: "children", "adults", "pediatric" name people; "childhood" is a period of life and
-"adult height" a measure (an adult study of ADHD "persisting from childhood" studied adults; a
+article studied a group when its title names people of that group only, or, where the title
+names nobody, when its title and abstract name people of that group and never of the other:
+"children", "adults", "pediatric" name people; "childhood" is a period of life and "adult
+height" a measure (an adult study of ADHD "persisting from childhood" studied adults; a
 bone-age study that predicts "adult height" studied neither group by that word).
 """
 
@@ -79,12 +80,16 @@ def people_named(text: str) -> set[str]:
 
 def studies_other_age_group(title: str, abstract: str, question: str) -> bool:
     """Whether a source studied only the age group that the question, naming the other one
-    alone, does not ask about: its title and abstract name people of only that group
-    ("children" six times, "adults" never, asked about adults; a period of life, "childhood",
-    or a measure, "adult height", names nobody: "Childhood IQ and adult mortality" is not
-    scoped by its title)."""
+    alone, does not ask about: its title names people of that group only ("... opioid use in
+    children", whatever its background says of adults), or, where the title names nobody, its
+    title and abstract name people of only that group ("children" six times, "adults" never,
+    asked about adults). A period of life, "childhood", or a measure, "adult height", names
+    nobody: "Childhood IQ and adult mortality" is scoped by its abstract."""
     asked = set(words_of(question.lower()))
-    named = people_named(f"{title} {abstract}")
+    titled = people_named(title)
+    named = titled if any(titled & people for people, _ in STUDIED) else people_named(
+        f"{title} {abstract}"
+    )
     return any(named & people and not named & others and not asked & group and asked & other
                for (group, other), (people, others) in zip(AGE_GROUPS, STUDIED, strict=True))
 

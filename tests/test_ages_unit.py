@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from ingest.ages import other_age_group, studies_other_age_group
+from retrievers.asked_age import asked_age_first
+from tests.fake_retriever import make_doc
 
 ADULTS_Q = "stimulant medications effective for ADHD in adults?"
 KIDS_Q = "Are stimulant medications effective for ADHD in children?"
@@ -24,6 +28,10 @@ def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_awa
     # "childhood" is when, not who: the adults' study is about adults
     assert not studies_other_age_group("Methylphenidate in ADHD", adult_study, ADULTS_Q)
     assert studies_other_age_group("Methylphenidate in ADHD", adult_study, KIDS_Q)
+    # a title naming children scopes the article, whatever its background says of adults
+    opioids = "Opioids are prescribed to adults and children; we reviewed pediatric studies."
+    assert studies_other_age_group("Opioid use in children: a review", opioids, ADULTS_Q)
+    assert not studies_other_age_group("Opioid use: a review", opioids, ADULTS_Q)
     # "adult children" born during the poisoning: grown people, named as such
     niigata = ("We studied adult subjects exposed perinatally: the subjects were their adult "
                "children, born during the epidemic; some mothers breast fed their infants.")
@@ -44,3 +52,20 @@ def test_a_source_naming_both_groups_or_a_question_naming_none_is_not_scoped_awa
     # a title's period of life or measure scopes nothing: the Lothian cohort studied old people
     assert not studies_other_age_group("Childhood IQ and adult mortality", "In 1,091 people "
                                        "tested at age 11 ...", "Does IQ predict death in adults?")
+
+
+def _fused(*rows: tuple[str, str, float]) -> list[Any]:
+    return [make_doc(pmid, "", text, rrf_score=score) for pmid, text, score in rows]
+
+
+def test_a_search_naming_adults_ranks_the_childrens_studies_lower() -> None:
+    docs = _fused(("1", "Stimulants helped 80 children with ADHD.", 0.9),
+                  ("2", "Adults with ADHD took methylphenidate.", 0.5),
+                  ("3", "ADHD symptoms were rated by teachers.", 0.4))  # fmt: skip
+    pmids = lambda ds: [d.metadata["pmid"] for d in ds]  # noqa: E731
+    assert pmids(asked_age_first(docs, ADULTS_Q, factor=0)) == ["2", "3", "1"]
+    # a softer factor: the children's study keeps its place above weaker matches only
+    assert pmids(asked_age_first(docs, ADULTS_Q, factor=0.5)) == ["2", "1", "3"]
+    # naming no group, or the children, leaves the ranking as it is
+    assert pmids(asked_age_first(docs, "Do stimulants help ADHD?", factor=0)) == ["1", "2", "3"]
+    assert pmids(asked_age_first(docs, KIDS_Q, factor=0)) == ["1", "3", "2"]
