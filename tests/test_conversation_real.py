@@ -17,6 +17,7 @@ STIMULANT_WORDS = re.compile(
     r"stimulant|methylphenidate|amphetamine|dexamphetamine|lisdexamfetamine|ritalin", re.I
 )
 ADULT_WORDS = re.compile(r"\badults?\b", re.I)
+CHILDREN_WORDS = re.compile(r"\b(children|pediatric|paediatric|kids)\b", re.I)
 CHATTER = "These are all related to the same topic but in different ways."
 
 
@@ -34,8 +35,8 @@ def test_the_third_turn_of_the_stimulant_conversation_is_about_stimulants(assist
     """The issue's chat: "what about adults?" is searched as stimulants for ADHD in adults and
     answered from studies of adults, and "any long-term side effects?" after it is answered
     from abstracts on stimulant drugs."""
-    # mutation caught (the adults' answer): retrievers.asked_age_first returning its input ->
-    # the answer quotes children's studies only
+    # mutations caught: retrievers.asked_age_first returning its input -> the adults' answer
+    # quotes children's studies only, and the third turn's sources are children's studies
     history: list[tuple[str, str]] = []
     first = assistant.ask(STIMULANTS, mode="conversational", history=history)
     history.append((STIMULANTS, first.answer))
@@ -52,10 +53,11 @@ def test_the_third_turn_of_the_stimulant_conversation_is_about_stimulants(assist
     searched = third.searched_question
     assert {"stimulant", "ADHD", "adults", "side"} <= set(re.findall(r"[\w-]+", searched)), searched
     assert third.sources, third.answer
-    texts = [s.title + " " + s.passage for s in third.sources]
-    assert STIMULANT_WORDS.search(texts[0]), [s.title for s in third.sources]
     titles = [s.title for s in third.sources]
-    assert sum(bool(STIMULANT_WORDS.search(t)) for t in texts) >= 2, titles
+    # answered from a study of stimulants in adults (the corpus holds no adults' study of their
+    # long-term effects; the children's ones the search finds come after the adults' studies)
+    assert STIMULANT_WORDS.search(third.answer), (third.answer, titles)
+    assert not any(CHILDREN_WORDS.search(t) for t in titles), titles
 
 
 def test_an_announced_new_topic_carries_nothing_of_the_old_one(assistant) -> None:  # noqa: ANN001

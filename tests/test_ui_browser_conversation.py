@@ -18,6 +18,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 TURNS = ("Are stimulant medications effective for ADHD in children?", "what about adults?",
          "any long-term side effects?")  # fmt: skip
 STIMULANT_WORDS = re.compile(r"stimulant|methylphenidate|amphetamine", re.I)
+CHILDREN_WORDS = re.compile(r"\b(children|pediatric|paediatric|kids)\b", re.I)
 
 
 @pytest.fixture(scope="module")
@@ -71,8 +72,10 @@ def test_the_third_turn_is_about_stimulants_for_adhd_in_adults(
             assert word in searched.group(1), step
         assert "children" not in searched.group(1), step
         assert chat.source_links(third), third.inner_text()
-        sources = third.inner_text().split("Sources")[-1]  # the answer's list of its abstracts
-        assert len(STIMULANT_WORDS.findall(sources)) >= 2, sources
+        answer, sources = third.inner_text().split("Sources", 1)  # the answer, its abstracts
+        # answered from a study of stimulants in adults; no children's study among the sources
+        assert STIMULANT_WORDS.search(answer), answer
+        assert not CHILDREN_WORDS.search(sources), sources
         chat.screenshot(f"ui_conversation_third_turn_{'phone' if viewport else 'desktop'}.png")
     finally:
         chat.close()
