@@ -18,7 +18,7 @@ tells the user to extend the corpus rather than rephrase.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
@@ -478,7 +478,8 @@ def check_coverage(
     todo = sorted({w for row in per_source for w, ok in row.items()
                    if not ok and w not in literal})
     if todo and encoder is not None:
-        similar = _similar_words(todo, pool, encoder, synonym_bar)
+        absent = {w for c in concepts for w in c.absent}
+        similar = _similar_words(todo, pool, encoder, synonym_bar, absent)
         for si, row in enumerate(per_source):
             for w in todo:
                 row[w] = row[w] or similar.get((w, si), False)
@@ -544,10 +545,24 @@ def _addresses(concepts: Sequence[Concept], found: dict[str, bool]) -> bool:
     return len(missing) == 1 and missing[0] not in scarce and whole >= TOLERATED_WITH
 
 
+def _spelled_alike(word: str, gram: str, pieces: Callable[[str], list[str]]) -> bool:
+    """Whether MiniLM's nearness of ``word`` to ``gram`` can be spelling: ``word`` is no word
+    of its vocabulary (it is read as pieces) and ``gram`` opens with the same piece and goes on
+    otherwise ("pregabalin" = pre·ga·bal·in and "preterm" = pre·ter·m: cosine 0.64; "heatwave"
+    and "heat wave" go on alike)."""
+    a, b = pieces(word), pieces(gram)
+    rest = [p.removeprefix("##") for p in a[1:]], [p.removeprefix("##") for p in b[1:]]
+    return len(a) > 1 and bool(b) and a[0] == b[0] and rest[0] != rest[1]
+
+
 def _similar_words(
-    words: Sequence[str], pool: SourcePool, encoder: SentenceEncoder, bar: float
+    words: Sequence[str], pool: SourcePool, encoder: SentenceEncoder, bar: float,
+    absent: Collection[str] = (),
 ) -> dict[tuple[str, int], bool]:
-    """(word, source index) -> a word or word pair of the source reaches ``bar`` cosine."""
+    """(word, source index) -> a word or word pair of the source reaches ``bar`` cosine. A word
+    ``absent`` from every indexed abstract is never near a word spelled like it
+    (:func:`_spelled_alike`, with the encoder's tokenizer where it has one): the index never
+    writes it, and a name MiniLM does not know has only its spelling's meaning."""
     per_source: list[list[str]] = []
     for source in pool.sources:
         found = [w for w in words_of(f"{source.title} {source.abstract}") if _content(w)]
@@ -560,9 +575,15 @@ def _similar_words(
     qv, wv = vectors[: len(words)], vectors[len(words) :]
     sims = qv @ wv.T  # rows L2-normalised by the encoder
     index = {g: i for i, g in enumerate(vocab)}
+    tokenizer = getattr(encoder, "tokenizer", None)
     out: dict[tuple[str, int], bool] = {}
     for wi, word in enumerate(words):
+        spelled = (
+            (lambda g, w=word: _spelled_alike(w, g, tokenizer.tokenize))
+            if word in absent and tokenizer is not None
+            else None
+        )
         for si, grams in enumerate(per_source):
-            cols = [index[g] for g in grams]
+            cols = [index[g] for g in grams if spelled is None or not spelled(g)]
             out[(word, si)] = bool(cols) and float(sims[wi, cols].max()) >= bar
     return out

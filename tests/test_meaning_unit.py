@@ -419,3 +419,15 @@ def test_drugs_asked_as_alternatives_are_answered_by_either() -> None:
     apart = check_coverage(question_concepts(outcomes),
                            SourcePool.build(outcomes, [abstract], HashEncoder()))
     assert not apart.complete
+
+
+def test_a_name_read_as_pieces_is_spelled_like_a_word_sharing_only_its_first_piece() -> None:
+    from grounding.concepts import _spelled_alike
+
+    pieces = {"pregabalin": ["pre", "##ga", "##bal", "##in"], "preterm": ["pre", "##ter", "##m"],
+              "heatwave": ["heat", "##wave"], "heat wave": ["heat", "wave"],
+              "walking": ["walking"], "strolling": ["stroll", "##ing"]}.__getitem__  # fmt: skip
+    assert _spelled_alike("pregabalin", "preterm", pieces)
+    assert not _spelled_alike("heatwave", "heat wave", pieces)  # the same pieces, spaced
+    assert not _spelled_alike("strolling", "walking", pieces)  # near in meaning, not spelling
+    assert not _spelled_alike("walking", "walking", pieces)  # a word the model knows whole
