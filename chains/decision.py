@@ -49,7 +49,7 @@ def weak_sources(turn: Turn) -> list[int]:
 
 def other_age_sources(turn: Turn) -> list[int]:
     """The sources ([n]) that studied only the age group the (searched) question does not ask
-    about: children's studies for "... in adults?" (:mod:`grounding.ages`)."""
+    about: children's studies for "... in adults?" (:mod:`ingest.ages`)."""
     question = turn.get("searched_question") or turn["question"]
     pool: SourcePool = turn["pool"]
     return [s.n for s in pool.sources if studies_other_age_group(s.title, s.abstract, question)]

@@ -130,7 +130,7 @@ def compose_extractive(
     ``weak_sources`` (retrieval confidence "low") add no finding after the first; nor do, in a
     follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`.
     ``other_age``: sources that studied only an age group the question does not ask about
-    (:func:`grounding.ages.studies_other_age_group`): while another source is left, they
+    (:func:`ingest.ages.studies_other_age_group`): while another source is left, they
     neither open the findings nor add one (children's studies for "... in adults?")."""
     settings = settings or GroundingSettings()
     if judgement is not None and not judgement.addressed:
