@@ -1,4 +1,5 @@
-"""Which age group a question asks about and which one a source studied (grounding.ages)."""
+"""Which age group a question asks about and which one a source studied (ingest.ages), and
+the ranking that follows (retrievers.asked_age)."""
 
 from __future__ import annotations
 
