@@ -562,7 +562,11 @@ def _similar_words(
     """(word, source index) -> a word or word pair of the source reaches ``bar`` cosine. A word
     ``absent`` from every indexed abstract is never near a word spelled like it
     (:func:`_spelled_alike`, with the encoder's tokenizer where it has one): the index never
-    writes it, and a name MiniLM does not know has only its spelling's meaning."""
+    writes it, and a name MiniLM does not know has only its spelling's meaning. Nor is a word
+    near a word or pair the question itself uses for another of its concepts: "puberty" is
+    0.67 from "adolescent", but a question on "puberty and young adolescent alcohol use" names
+    both, so an abstract's "adolescent" is that other concept, not puberty."""
+    asked = stems_of(pool.question)
     per_source: list[list[str]] = []
     for source in pool.sources:
         found = [w for w in words_of(f"{source.title} {source.abstract}") if _content(w)]
@@ -583,7 +587,9 @@ def _similar_words(
             if word in absent and tokenizer is not None
             else None
         )
+        others = asked - {stem(word)}
         for si, grams in enumerate(per_source):
-            cols = [index[g] for g in grams if spelled is None or not spelled(g)]
+            cols = [index[g] for g in grams
+                    if (spelled is None or not spelled(g)) and not stems_of(g) <= others]
             out[(word, si)] = bool(cols) and float(sims[wi, cols].max()) >= bar
     return out
