@@ -317,3 +317,31 @@ def test_a_drug_name_no_abstract_holds_is_not_near_a_word_spelled_like_it(
     pool = SourcePool.build(PREGABALIN_Q, [trial.abstract], encoder, titles=[trial.title])
     coverage = check_coverage(concepts, pool, encoder)
     assert not coverage.addressed, coverage.per_source
+
+
+PUBERTY_Q = ("The association of puberty and young adolescent alcohol use: do parents have a "
+             "moderating role?")
+OFFENDERS = "24839197"  # team sports and hazardous drinking in young offenders, 13-18 years old
+
+
+def test_a_word_the_question_uses_for_another_concept_stands_in_for_none(
+    small_retriever: Any, shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in PubMedQA's test split (gold "no"): this abstract, its only link to "puberty" the
+    # "adolescent" the question names too (MiniLM 0.67), answered "Yes" from its team-sport
+    # conclusion. mutation caught: _similar_words keeping the question's own words -> addressed
+    from grounding.sources import SourcePool
+
+    by_pmid = {a.pmid: a for a in shared_articles}
+    if OFFENDERS not in by_pmid:
+        pytest.skip(f"PMID {OFFENDERS} is not in the shared corpus (shared data changed?)")
+    study = by_pmid[OFFENDERS]
+    concepts = question_concepts(PUBERTY_Q, small_retriever.corpus)
+    pool = SourcePool.build(PUBERTY_Q, [study.abstract], encoder, titles=[study.title])
+    coverage = check_coverage(concepts, pool, encoder)
+    assert not coverage.addressed, coverage.per_source
+    # the same abstract for a question that does not name adolescents is let through by
+    # MiniLM's nearness ("adolescent" for "puberty"), as before
+    alone = "Is puberty associated with alcohol use?"
+    pool = SourcePool.build(alone, [study.abstract], encoder, titles=[study.title])
+    assert check_coverage(question_concepts(alone, small_retriever.corpus), pool, encoder).addressed
