@@ -61,6 +61,17 @@ def in_context(turn: Turn) -> bool:
     return turn.get("rewrite", "unchanged") in IN_CONTEXT
 
 
+def extractive_answer(turn: Turn, judgement: Judgement, settings: GroundingSettings) -> Any:
+    """The findings answer, or the abstention (:func:`grounding.compose.compose_extractive`),
+    composed once for the turn."""
+    pool: SourcePool = turn["pool"]
+    return compose_extractive(
+        turn["evidence"], titles=[s.title for s in pool.sources], judgement=judgement,
+        weak_sources=weak_sources(turn), settings=settings, in_context=in_context(turn),
+        other_age=other_age_sources(turn),
+    )  # fmt: skip
+
+
 def make_decide_step(
     settings: GroundingSettings,
     policy: AnswerPolicy,
@@ -93,14 +104,9 @@ def make_decide_step(
     def concluded(
         turn: Turn, judgement: Judgement, verdict: Verdict | None, dropped: DroppedSentence | None
     ) -> Turn:
-        pool: SourcePool = turn["pool"]
-        extractive = compose_extractive(
-            turn["evidence"], titles=[s.title for s in pool.sources], judgement=judgement,
-            weak_sources=weak_sources(turn), settings=settings, in_context=in_context(turn),
-            other_age=other_age_sources(turn),
-        )  # fmt: skip
+        extractive = extractive_answer(turn, judgement, settings)
         decision = Decision(
-            pool, turn["evidence"], judgement, verdict, extractive,
+            turn["pool"], turn["evidence"], judgement, verdict, extractive,
             uses_llm=policy.writes and not extractive.abstained, lead_dropped=dropped,
         )  # fmt: skip
         return {**turn, "decision": decision}

@@ -128,10 +128,8 @@ def compose_extractive(
     intelligence [1].") comes first, then the deciding sentences of the sources it names (not
     the one the lead states), then the other findings.
     ``weak_sources`` (retrieval confidence "low") add no finding after the first; nor do, in a
-    follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`.
-    ``other_age``: sources that studied only an age group the question does not ask about
-    (:func:`ingest.ages.studies_other_age_group`): while another source is left, they
-    neither open the findings nor add one (children's studies for "... in adults?")."""
+    follow-up searched with its conversation (``in_context``), :func:`_beside_the_question`;
+    nor ``other_age``, studies of an age group not asked about (:func:`_opening`)."""
     settings = settings or GroundingSettings()
     if judgement is not None and not judgement.addressed:
         return abstention(titles, message=judgement.lead or ABSTAIN)
@@ -148,16 +146,13 @@ def compose_extractive(
     ]  # fmt: skip
     addressing = judgement.addressing if judgement else []
     aside = _beside_the_question(evidence, addressing) if in_context else []
-    cited = {e.source for per in evidence for e in per}
-    other = set(other_age) if cited - set(other_age) else set()
-    on_topic = [n for n in addressing if n not in other]
-    first = next((n for n in sorted(cited) if n not in other), 1)
+    lead, other = _opening(evidence, addressing, other_age)
     findings = key_findings(
         evidence,
         settings.extractive_findings,
         relevance_bar=settings.relevance_bar,
         relative_floor=settings.findings_relative_floor,
-        lead=verdict_sources or on_topic[:1] or [first],
+        lead=verdict_sources or lead,
         weak=sorted({*weak_sources, *aside, *other}),
     )
     if verdict_sources:
@@ -177,6 +172,22 @@ def compose_extractive(
         "extractive", sentences, verdict, list(verdict_sources),
         judgement.lead if judgement else "", aside,
     )  # fmt: skip
+
+
+def _opening(
+    evidence: Sequence[Sequence[EvidenceSentence]], addressing: Sequence[int],
+    other_age: Sequence[int],
+) -> tuple[list[int], set[int]]:
+    """The source the findings open with (the first addressing one, else the first with
+    evidence), and the sources of another age group that add none: while another source is
+    left, the ones that studied only an age group the question does not ask about
+    (``other_age``, :func:`ingest.ages.studies_other_age_group`) neither open the findings
+    nor add one (children's studies for "... in adults?")."""
+    cited = {e.source for per in evidence for e in per}
+    other = set(other_age) if cited - set(other_age) else set()
+    on_topic = [n for n in addressing if n not in other]
+    first = next((n for n in sorted(cited) if n not in other), 1)
+    return on_topic[:1] or [first], other
 
 
 def _beside_the_question(
