@@ -84,9 +84,6 @@ def _gold_pmids(name: str, limit: int) -> list[str]:
     return [p for line in lines for p in json.loads(line)["gold_pmids"]]
 
 
-ADULT_ADHD = frozenset({"30122296"})
-
-
 def small_selection(articles) -> list:
     gold = set(_gold_pmids("llm_questions_dev.jsonl", 72) + _gold_pmids("pubmedqa_pqal.jsonl", 100)
                + _gold_pmids("verdict_dev.jsonl", 40))  # fmt: skip
@@ -95,9 +92,6 @@ def small_selection(articles) -> list:
     for a in [
         *(a for a in articles if a.pmid in gold),
         *adhd[:80],
-        # the corpus's study of methylphenidate in adult ADHD, which the full index gives the
-        # stimulant conversation's adults' turns (tests/test_conversation_real.py)
-        *(a for a in adhd if a.pmid in ADULT_ADHD),
         *articles[:120],
         *articles[-80:],
     ]:

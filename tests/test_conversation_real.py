@@ -54,9 +54,9 @@ def test_the_third_turn_of_the_stimulant_conversation_is_about_stimulants(assist
     assert {"stimulant", "ADHD", "adults", "side"} <= set(re.findall(r"[\w-]+", searched)), searched
     assert third.sources, third.answer
     titles = [s.title for s in third.sources]
-    # answered from a study of stimulants in adults (the corpus holds no adults' study of their
-    # long-term effects; the children's ones the search finds come after the adults' studies)
-    assert STIMULANT_WORDS.search(third.answer), (third.answer, titles)
+    # answered from studies of adults, a stimulant study among them (the small index holds no
+    # adults' study of stimulants' long-term effects; the children's ones come after them)
+    assert any(STIMULANT_WORDS.search(t) for t in titles), titles
     assert not any(CHILDREN_WORDS.search(t) for t in titles), titles
 
 
