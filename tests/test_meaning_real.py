@@ -294,6 +294,20 @@ def test_asked_about_adults_the_answer_quotes_the_adults_study_not_the_childrens
     assert cited == {3}, answer.text
 
 
+def _one_source(question: str, pmid: str, retriever: Any, articles: Any, encoder: Any) -> Any:
+    """The question's concepts (with the small index's counts) checked against one real
+    abstract of the shared corpus, as the chat checks its sources."""
+    from grounding.sources import SourcePool
+
+    by_pmid = {a.pmid: a for a in articles}
+    if pmid not in by_pmid:
+        pytest.skip(f"PMID {pmid} is not in the shared corpus (shared data changed?)")
+    article = by_pmid[pmid]
+    concepts = question_concepts(question, retriever.corpus)
+    pool = SourcePool.build(question, [article.abstract], encoder, titles=[article.title])
+    return concepts, check_coverage(concepts, pool, encoder)
+
+
 PREGABALIN_Q = ("Do school-age children whose mothers took pregabalin or gabapentin during "
                 "pregnancy have lower IQ?")
 DHA_TRIAL = "27188814"  # DHA in pregnancy and IQ at 7: "n=97 born preterm"
@@ -306,16 +320,9 @@ def test_a_drug_name_no_abstract_holds_is_not_near_a_word_spelled_like_it(
     # MiniLM reads "pregabalin" as pre-ga-bal-in, 0.64 from "preterm", and the question was
     # taken as addressed. mutation caught: _similar_words without the absent words' spelling
     # guard (absent=()) -> source 1 addresses it
-    from grounding.sources import SourcePool
-
-    by_pmid = {a.pmid: a for a in shared_articles}
-    if DHA_TRIAL not in by_pmid:
-        pytest.skip(f"PMID {DHA_TRIAL} is not in the shared corpus (shared data changed?)")
-    trial = by_pmid[DHA_TRIAL]
-    concepts = question_concepts(PREGABALIN_Q, small_retriever.corpus)
+    concepts, coverage = _one_source(PREGABALIN_Q, DHA_TRIAL, small_retriever, shared_articles,
+                                     encoder)  # fmt: skip
     assert "pregabalin" in [w for c in concepts for w in c.absent], concepts
-    pool = SourcePool.build(PREGABALIN_Q, [trial.abstract], encoder, titles=[trial.title])
-    coverage = check_coverage(concepts, pool, encoder)
     assert not coverage.addressed, coverage.per_source
 
 
@@ -330,18 +337,10 @@ def test_a_word_the_question_uses_for_another_concept_stands_in_for_none(
     # Seen in PubMedQA's test split (gold "no"): this abstract, its only link to "puberty" the
     # "adolescent" the question names too (MiniLM 0.67), answered "Yes" from its team-sport
     # conclusion. mutation caught: _similar_words keeping the question's own words -> addressed
-    from grounding.sources import SourcePool
-
-    by_pmid = {a.pmid: a for a in shared_articles}
-    if OFFENDERS not in by_pmid:
-        pytest.skip(f"PMID {OFFENDERS} is not in the shared corpus (shared data changed?)")
-    study = by_pmid[OFFENDERS]
-    concepts = question_concepts(PUBERTY_Q, small_retriever.corpus)
-    pool = SourcePool.build(PUBERTY_Q, [study.abstract], encoder, titles=[study.title])
-    coverage = check_coverage(concepts, pool, encoder)
+    _, coverage = _one_source(PUBERTY_Q, OFFENDERS, small_retriever, shared_articles, encoder)
     assert not coverage.addressed, coverage.per_source
     # the same abstract for a question that does not name adolescents is let through by
     # MiniLM's nearness ("adolescent" for "puberty"), as before
     alone = "Is puberty associated with alcohol use?"
-    pool = SourcePool.build(alone, [study.abstract], encoder, titles=[study.title])
-    assert check_coverage(question_concepts(alone, small_retriever.corpus), pool, encoder).addressed
+    _, coverage = _one_source(alone, OFFENDERS, small_retriever, shared_articles, encoder)
+    assert coverage.addressed, coverage.per_source
