@@ -38,6 +38,8 @@ from langchain_core.runnables import (
 
 from chains.queries import needs_context
 from chains.turn import Turn, nothing_found
+from retrievers.articles import article_text
+from retrievers.asked_age import asked_age_first
 from retrievers.fusion import reciprocal_rank_fusion
 from settings import config as _settings
 
@@ -157,7 +159,8 @@ def make_followup_search_step(
 
 def make_expand_step(parts: ModeParts) -> Runnable[Any, Any]:
     """Multi-query: the LLM's alternative queries are searched (in one batch, with the original
-    question's filters) and every result list is fused with the original one by RRF."""
+    question's filters) and every result list is fused with the original one by RRF; when the
+    question names one age group, the other group's studies come last (retrievers.asked_age)."""
 
     def sub_inputs(turn: dict[str, Any]) -> list[dict[str, Any]]:
         return [{"question": q, "filters": turn.get("filters")} for q in turn["sub_queries"]]
@@ -167,6 +170,9 @@ def make_expand_step(parts: ModeParts) -> Runnable[Any, Any]:
         lists = [list(turn["documents"])]
         lists.extend(list(r.documents) for r in turn["sub_results"] if not r.empty)
         fused = reciprocal_rank_fusion(lists, c=parts.rrf_c)
+        # asked about one age group, the other group's studies come last, as in each search
+        question = turn.get("searched_question") or turn["question"]
+        fused = asked_age_first(fused, question, article_text)
         return {**out, "documents": fused[: parts.n_sources]}  # type: ignore[typeddict-item]
 
     queries = RunnablePassthrough.assign(sub_queries=parts.generate_queries)

@@ -222,6 +222,23 @@ def test_multi_query_fuses_original_and_sub_queries() -> None:
     assert r.answer == f"Amphetamine improved attention in ADHD trials [{n33}]."
 
 
+def test_multi_query_ranks_the_other_age_groups_studies_last_after_fusing() -> None:
+    # mutation caught: make_expand_step's fuse without asked_age_first -> the children's study,
+    # first in every sub-query's list, opens the sources of a question about adults
+    kids = make_doc("22", "Stimulants in children with ADHD",
+                    "Stimulant medication helped children with ADHD symptoms.")
+    others = [
+        make_doc("11", "Methylphenidate for ADHD", "Methylphenidate helped ADHD symptoms."),
+        make_doc("33", "Amphetamine and attention", "Amphetamine improved attention in ADHD."),
+    ]
+    subs = "stimulant medication helped ADHD symptoms\nstimulant medication ADHD helped symptoms"
+    a, _, _ = make([subs, "Methylphenidate helped ADHD symptoms [1]."], docs=[kids, *others], k=3)
+    r = a.ask("Do stimulant medications help ADHD symptoms in adults?", mode="multi-query")
+    assert r.sub_queries and [s.pmid for s in r.sources][-1] == "22", r.sources
+    plain = a.ask("Do stimulant medications help ADHD symptoms in children?", mode="multi-query")
+    assert plain.sources[0].pmid == "22"  # asked about children, it may lead
+
+
 def test_budget_drops_lowest_ranked_sources_and_lists_only_what_was_seen() -> None:
     long_docs = [
         make_doc(str(i), f"ADHD title {i}", ("ADHD stimulant evidence " * 30).strip())
