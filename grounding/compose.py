@@ -8,6 +8,7 @@ When no evidence sentence reaches the relevance bar, every style abstains the sa
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -80,7 +81,11 @@ def key_findings(
     sources the retrieval itself rates low; they may lead (when nothing else can) but never pad."""
     flat = sorted((e for per in evidence for e in per), key=lambda e: -e.score)
     best = flat[0].score if flat else 0.0
-    opening = next((e for e in flat if e.source in lead and e.similarity >= relevance_bar), None)
+    opening = _first_standing_alone(
+        [e for e in flat if e.source in lead and e.similarity >= relevance_bar]
+    ) or _first_standing_alone([e for e in flat if e is flat[0] or (
+        e.similarity >= relevance_bar and e.score >= relative_floor * best
+        and e.source not in weak)])  # fmt: skip
     if opening is not None:
         flat = [opening, *(e for e in flat if e is not opening)]
     seen: set[str] = set()
@@ -98,6 +103,23 @@ def key_findings(
         if len(out) >= limit:
             break
     return out
+
+
+# a sentence that leans on the one before it ("Finally, ...", "However, this pattern ...") reads
+# as a reply to nothing when it opens the answer
+_LEANS_BACK = re.compile(
+    r"^(?:finally|moreover|furthermore|in addition|additionally|also|however|nevertheless|"
+    r"nonetheless|similarly|likewise|conversely|besides|lastly|second(?:ly)?|third(?:ly)?|"
+    r"in contrast|on the other hand|in turn)\s*,",
+    re.IGNORECASE,
+)
+
+
+def _first_standing_alone(ranked: Sequence[EvidenceSentence]) -> EvidenceSentence | None:
+    """The first of ``ranked`` that does not lean on the sentence before it; the first when all
+    do (None for none)."""
+    return next((e for e in ranked if not _LEANS_BACK.match(e.text.lstrip())),
+                ranked[0] if ranked else None)
 
 
 def abstention(titles: Sequence[str], limit: int = 3, message: str = ABSTAIN) -> ComposedAnswer:

@@ -385,6 +385,30 @@ def test_the_answer_opens_with_the_top_source_not_a_higher_scoring_other_article
     assert compose_extractive(weak).text.startswith("Mortality declined")
 
 
+def test_a_sentence_leaning_on_the_one_before_it_does_not_open_the_answer() -> None:
+    """ "Finally, ..." or "However, this pattern ..." opens nothing: the answer opens with the
+    best finding that stands alone, and the other still follows (issue #36's third stimulant
+    turn opened with "Finally, ...")."""
+    evidence = [
+        [_ev(1, "Finally, adherence fell after one year.", 0.9),
+         _ev(1, "Stimulants improved ADHD symptoms in adults.", 0.8)],
+        [_ev(2, "However, this pattern was not seen in women.", 0.85)],
+    ]
+    # mutations caught: _first_standing_alone returning ranked[0] -> "Finally, ..." opens the
+    # plain answer and the lead source's findings alike
+    plain = compose_extractive(evidence)
+    assert plain.text.startswith("Stimulants improved ADHD symptoms in adults [1]. Finally,")
+    # the lead source [1] opens with its own finding that stands alone, not [2]'s better one
+    other = [evidence[0], [_ev(2, "Adherence was measured by pill counts.", 0.95)]]
+    assert compose_extractive(other).text.startswith("Stimulants improved ADHD symptoms")
+    # when every finding leans back, the best still opens
+    only = [[_ev(1, "However, this pattern was not seen in women.", 0.85)]]
+    assert compose_extractive(only).text.startswith("However, this pattern")
+    assert not compose_extractive(
+        [[_ev(1, "In contrast to earlier trials, stimulants helped adults.", 0.9)],
+         evidence[0]]).text.startswith("Stimulants")  # "In contrast to X" stands alone
+
+
 def test_a_source_the_retrieval_rates_low_adds_no_finding_after_the_first() -> None:
     evidence = [
         [_ev(1, "Trait EI predicted burnout in resident doctors.", 0.9)],
