@@ -79,6 +79,22 @@ def _wait_stored(server: Server, db: Path, count: int) -> None:
         time.sleep(0.3)
 
 
+def _wait_question_stored(server: Server, db: Path, question: str) -> None:
+    """Wait (bounded) until ``question`` is stored as a user message. The page shows the stop
+    button when Chainlit starts the task, before the chat's ``on_message`` stores the question
+    (``app.history.store_question``, its first step); a kill in between loses a question the
+    server never began on (seen once, with the machine loaded by evaluations)."""
+    deadline = time.monotonic() + 60
+    while True:
+        with sqlite3.connect(db) as con:
+            found = con.execute("""SELECT 1 FROM steps WHERE "type" = 'user_message'
+                                   AND "output" = ?""", (question,)).fetchone()
+        if found:
+            return
+        assert time.monotonic() < deadline, server.log()[-3000:]
+        time.sleep(0.05)
+
+
 def _searched_after(chat: ChatPage) -> str:
     """The searched question of the newest search step (a follow-up's: "Rewritten question")."""
     step = chat.last_search_step()
@@ -181,10 +197,11 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         finally:
             tab2.close()
 
-        # a question, and the server killed as soon as it starts on it (Chainlit's task start
-        # shows the stop button): the question is being stored, searched or answered
+        # a question, and the server killed as soon as it has stored it (its first step): the
+        # question is being searched or answered
         before = chat.send(FIFTH)
         chat.page.locator("#stop-button").wait_for(timeout=120_000)
+        _wait_question_stored(server, db, FIFTH)
         server.kill()
         assert server.proc.returncode == -9
         chat.page.wait_for_timeout(500)  # whatever had reached the page is drawn
