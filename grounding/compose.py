@@ -15,6 +15,7 @@ from typing import Literal
 
 from grounding.consensus import Judgement
 from grounding.evidence import EvidenceSentence, answers_question
+from grounding.stance import RECOMMENDATION
 from grounding.support import CheckedSentence, with_citations
 from settings.grounding import GroundingSettings
 
@@ -78,9 +79,14 @@ def key_findings(
     ``lead``: sources ([n]) whose best sentence reaching the relevance bar comes first, when one
     does: the answer opens with the top-ranked article (or the one the verdict names), not with
     another article's conclusion that the position prior happens to score higher. ``weak``:
-    sources the retrieval itself rates low; they may lead (when nothing else can) but never pad."""
-    flat = sorted((e for per in evidence for e in per), key=lambda e: -e.score)
-    best = flat[0].score if flat else 0.0
+    sources the retrieval itself rates low; they may lead (when nothing else can) but never pad.
+    A sentence that states no finding (:func:`states_finding`) or leans on the one before it
+    ("Finally, ...") opens only when no other can, and the first comes after every finding."""
+    # a sentence stating no finding (an aim, a recommendation, future work) comes after those
+    # that do, each kind by its score
+    flat = sorted((e for per in evidence for e in per),
+                  key=lambda e: (not states_finding(e.text), -e.score))
+    best = flat[0].score if flat else 0.0  # the best finding's: the floor is relative to it
     opening = _first_standing_alone(
         [e for e in flat if e.source in lead and e.similarity >= relevance_bar]
     ) or _first_standing_alone([e for e in flat if e is flat[0] or (
@@ -105,21 +111,30 @@ def key_findings(
     return out
 
 
-# a sentence that leans on the one before it ("Finally, ...", "However, this pattern ...") reads
+# a sentence that leans on the one before it ("Finally, ...", "However, this pattern ...", "And
+# this improvement ...") reads
 # as a reply to nothing when it opens the answer
 _LEANS_BACK = re.compile(
     r"^(?:finally|moreover|furthermore|in addition|additionally|also|however|nevertheless|"
     r"nonetheless|similarly|likewise|conversely|besides|lastly|second(?:ly)?|third(?:ly)?|"
-    r"in contrast|on the other hand|in turn)\s*,",
+    r"in contrast|on the other hand|in turn)\s*,|^(?:and|but|so)\s",
     re.IGNORECASE,
 )
 
 
+def states_finding(text: str) -> bool:
+    """Whether a sentence may report a finding: not an aim, a recommendation or future work
+    ("More research is warranted ...", "The main purpose of this paper is ...";
+    :data:`grounding.stance.RECOMMENDATION`, which never decides a stance either)."""
+    return not RECOMMENDATION.search(text)
+
+
 def _first_standing_alone(ranked: Sequence[EvidenceSentence]) -> EvidenceSentence | None:
-    """The first of ``ranked`` that does not lean on the sentence before it; the first when all
-    do (None for none)."""
-    return next((e for e in ranked if not _LEANS_BACK.match(e.text.lstrip())),
-                ranked[0] if ranked else None)
+    """The first of ``ranked`` that states a finding and does not lean on the sentence before
+    it; else the first that does not lean back; else the first (None for none)."""
+    alone = [e for e in ranked if not _LEANS_BACK.match(e.text.lstrip())]
+    return next((e for e in alone if states_finding(e.text)),
+                alone[0] if alone else ranked[0] if ranked else None)
 
 
 def abstention(titles: Sequence[str], limit: int = 3, message: str = ABSTAIN) -> ComposedAnswer:
@@ -178,7 +193,8 @@ def compose_extractive(
         weak=sorted({*weak_sources, *aside, *other}),
     )
     if verdict_sources:
-        findings.sort(key=lambda e: (e.source not in verdict_sources, -e.score))
+        findings.sort(key=lambda e: (e.source not in verdict_sources,
+                                     not states_finding(e.text), -e.score))
     shown = {_key(d.claim) for d in deciding} | ({quoted} if quoted else set())
     rest = [
         AnswerSentence(e.text, [e.source])

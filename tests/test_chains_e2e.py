@@ -120,6 +120,18 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     _check_citations(r)
 
 
+# a real answer to ADHD_Q on the small index (886b812); the answer's findings have changed
+# since, and with them the 135M model's rewrite of the follow-up
+RECORDED_FIRST_ANSWER = (
+    "No clear answer (3 studies, not plainly yes or no) [1, 2, 3]. Among 146 children not "
+    "medicated before the visit, stimulant medications were initiated in 15 children (10.2%) "
+    "[1]. While encouraging, additional research using a standardised protocol of outcome "
+    "measures would be beneficial in identifying those likely to benefit from stimulant use "
+    "[3]. Starting stimulant treatment at as young an age as possible is advised due to the "
+    "greater benefits in the 6-8 years age group, as seen in this study [2]."
+)
+
+
 def test_with_llm_rewrites_on_the_real_models_rewrite_is_searched(
     e2e_cfg: Config, small_retriever
 ) -> None:
@@ -136,7 +148,10 @@ def test_with_llm_rewrites_on_the_real_models_rewrite_is_searched(
     a = Assistant.from_config(e2e_cfg.model_copy(update={"chains": chains_cfg}),
                               retriever=small_retriever)
     first = a.ask(ADHD_Q, mode="conversational")
-    history = [(ADHD_Q, first.answer)]
+    assert not first.refused and first.sources
+    # the history's answer as the chat showed it when this was measured: the 135M model's
+    # rewrite follows the answer's wording, and the test is of the path, not of one wording
+    history = [(ADHD_Q, RECORDED_FIRST_ANSWER)]
     guarded = make_rewrite_step(lambda: a.llm, a.prompts.rewrite).invoke(
         {"question": "and in children?", "history": history})
     r = a.ask("and in children?", mode="conversational", history=history)

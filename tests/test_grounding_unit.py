@@ -401,12 +401,34 @@ def test_a_sentence_leaning_on_the_one_before_it_does_not_open_the_answer() -> N
     # the lead source [1] opens with its own finding that stands alone, not [2]'s better one
     other = [evidence[0], [_ev(2, "Adherence was measured by pill counts.", 0.95)]]
     assert compose_extractive(other).text.startswith("Stimulants improved ADHD symptoms")
+    led_by_and = [[_ev(1, "And this improvement had no link to symptoms.", 0.9),
+                   _ev(1, "Stimulants improved ADHD symptoms in adults.", 0.8)]]
+    assert compose_extractive(led_by_and).text.startswith("Stimulants improved")
     # when every finding leans back, the best still opens
     only = [[_ev(1, "However, this pattern was not seen in women.", 0.85)]]
     assert compose_extractive(only).text.startswith("However, this pattern")
     assert not compose_extractive(
         [[_ev(1, "In contrast to earlier trials, stimulants helped adults.", 0.9)],
          evidence[0]]).text.startswith("Stimulants")  # "In contrast to X" stands alone
+
+
+def test_an_aim_a_recommendation_or_future_work_neither_opens_nor_precedes_a_finding() -> None:
+    """11% of the answers on the question files opened with such a sentence ("More research is
+    warranted ...", "The main purpose of this paper is ..."); they state no finding."""
+    evidence = [
+        [_ev(1, "Larger long-term studies are necessary to confirm this.", 0.9),
+         _ev(1, "Memantine improved memory scores during ECT.", 0.7)],
+        [_ev(2, "Future studies should test other doses.", 0.85),
+         _ev(2, "Cognition declined less with memantine.", 0.68)],
+    ]
+    # mutations caught: states_finding always True -> the future-work sentence opens and the
+    # recommendation comes before [2]'s finding
+    assert compose_extractive(evidence).text == (
+        "Memantine improved memory scores during ECT [1]. Cognition declined less with "
+        "memantine [2]. Larger long-term studies are necessary to confirm this [1]."
+    )
+    only = [[_ev(1, "Future studies should test other doses.", 0.85)]]
+    assert compose_extractive(only).text.startswith("Future studies")  # nothing else to say
 
 
 def test_a_source_the_retrieval_rates_low_adds_no_finding_after_the_first() -> None:
