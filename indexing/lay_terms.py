@@ -260,14 +260,18 @@ def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | Non
 def index_relatives(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,
                     ) -> list[str]:
     """For the same rare lay phrases as :func:`index_names`, the names of its kinds and of its
-    narrow class (:meth:`LayTerms.relatives`) that the index uses more than the phrase: an
-    abstract on neonatal morphine is about painkillers, one on SSRIs about Zoloft."""
+    narrow class (:meth:`LayTerms.relatives`) that the index uses at all, except the phrase's
+    own words: an abstract on neonatal morphine is about painkillers, one on SSRIs about
+    Zoloft, one on electroconvulsive therapy about shock treatment."""
     table = lay_terms() if terms is None else terms
     own = _held_rarely(phrase, chunks, table)
     if own is None:
         return []
+    # the phrase's own head word is no narrower a name for it ("defect" above "birth defect")
+    own_words = set(phrase.lower().replace("-", " ").split())
     return [n for n in table.relatives(phrase)
-            if not any(ch.isdigit() for ch in n) and chunks(n) > own]
+            if not any(ch.isdigit() for ch in n) and not set(n.split()) <= own_words
+            and chunks(n) > 0]
 
 
 def lay_name_stems(phrase: str, chunks: Callable[[str], int], terms: LayTerms | None = None,

@@ -280,13 +280,16 @@ def test_a_broad_class_and_a_name_meant_otherwise_are_no_relatives(terms: LayTer
 
 
 def test_only_relatives_the_index_uses_count_for_a_word_it_rarely_holds(terms: LayTerms) -> None:
-    # mutation caught: index_relatives without the rare-phrase gate -> "smog", held by 50
-    # chunks, gets "air pollution"
+    # mutations caught: index_relatives without the rare-phrase gate -> "smog", held by 50
+    # chunks, gets "air pollution"; ``chunks(n) > 0`` dropped -> the long name no chunk holds
     counts = _counts({"ssri": 40, "smog": 0, "air pollution": 30})
     assert "ssri" in index_relatives("Zoloft", counts, terms)
     assert "selective-serotonin reuptake inhibitor" not in index_relatives("Zoloft", counts, terms)
     assert index_relatives("smog", counts, terms) == ["air pollution"]
     assert index_relatives("smog", _counts({"smog": 50, "air pollution": 30}), terms) == []
+    # mutation caught: the phrase's own words kept -> "defect" (its class) names "birth defect"
+    counts = _counts({"birth defect": 3, "defect": 90, "spina bifida": 2})
+    assert index_relatives("birth defect", counts, terms) == ["spina bifida"]
 
 
 def test_an_abstract_on_the_drug_class_addresses_a_question_on_its_brand() -> None:

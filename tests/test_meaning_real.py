@@ -344,3 +344,18 @@ def test_a_word_the_question_uses_for_another_concept_stands_in_for_none(
     alone = "Is puberty associated with alcohol use?"
     _, coverage = _one_source(alone, OFFENDERS, small_retriever, shared_articles, encoder)
     assert coverage.addressed, coverage.per_source
+
+
+LAY_MORPHINE_Q = "Do preemies given painkillers in intensive care end up with a lower IQ?"
+NEONATAL_MORPHINE = "23352760"  # neonatal morphine and IQ at 8-9 years: "newborns", "morphine"
+
+
+def test_a_lay_class_word_is_covered_by_the_kind_the_abstract_names(
+    small_retriever: Any, shared_articles: Any, encoder: Any
+) -> None:
+    # paraphrase_dev's lay wording of this trial abstained, "None of the closest abstracts
+    # mentions painkillers". mutation caught: lay_name_stems without the WordNet relatives ->
+    # "painkillers" (and "preemies") are gaps over the morphine trial
+    concepts, coverage = _one_source(LAY_MORPHINE_Q, NEONATAL_MORPHINE, small_retriever,
+                                     shared_articles, encoder)  # fmt: skip
+    assert coverage.addressing == [1], (concepts, coverage.per_source)
