@@ -87,11 +87,12 @@ def key_findings(
     flat = sorted((e for per in evidence for e in per),
                   key=lambda e: (not states_finding(e.text), -e.score))
     best = flat[0].score if flat else 0.0  # the best finding's: the floor is relative to it
-    opening = _first_standing_alone(
-        [e for e in flat if e.source in lead and e.similarity >= relevance_bar]
-    ) or _first_standing_alone([e for e in flat if e is flat[0] or (
-        e.similarity >= relevance_bar and e.score >= relative_floor * best
-        and e.source not in weak)])  # fmt: skip
+    opening = _opening_sentence(
+        [e for e in flat if e.source in lead and e.similarity >= relevance_bar],
+        [e for e in flat if e is flat[0] or (e.similarity >= relevance_bar
+                                             and e.score >= relative_floor * best
+                                             and e.source not in weak)],
+    )  # fmt: skip
     if opening is not None:
         flat = [opening, *(e for e in flat if e is not opening)]
     seen: set[str] = set()
@@ -129,12 +130,23 @@ def states_finding(text: str) -> bool:
     return not RECOMMENDATION.search(text)
 
 
-def _first_standing_alone(ranked: Sequence[EvidenceSentence]) -> EvidenceSentence | None:
-    """The first of ``ranked`` that states a finding and does not lean on the sentence before
-    it; else the first that does not lean back; else the first (None for none)."""
-    alone = [e for e in ranked if not _LEANS_BACK.match(e.text.lstrip())]
-    return next((e for e in alone if states_finding(e.text)),
-                alone[0] if alone else ranked[0] if ranked else None)
+def _opening_sentence(
+    led: Sequence[EvidenceSentence], others: Sequence[EvidenceSentence]
+) -> EvidenceSentence | None:
+    """The sentence the answer opens with: the lead sources' (``led``) best finding that stands
+    alone, else any source's (``others``); else the first that at least stands alone; else the
+    first (None for none)."""
+    for fits in (lambda e: states_finding(e.text) and not _leans_back(e),
+                 lambda e: not _leans_back(e)):  # fmt: skip
+        for ranked in (led, others):
+            found = next((e for e in ranked if fits(e)), None)
+            if found is not None:
+                return found
+    return next(iter(led or others), None)
+
+
+def _leans_back(e: EvidenceSentence) -> bool:
+    return bool(_LEANS_BACK.match(e.text.lstrip()))
 
 
 def abstention(titles: Sequence[str], limit: int = 3, message: str = ABSTAIN) -> ComposedAnswer:

@@ -394,7 +394,7 @@ def test_a_sentence_leaning_on_the_one_before_it_does_not_open_the_answer() -> N
          _ev(1, "Stimulants improved ADHD symptoms in adults.", 0.8)],
         [_ev(2, "However, this pattern was not seen in women.", 0.85)],
     ]
-    # mutations caught: _first_standing_alone returning ranked[0] -> "Finally, ..." opens the
+    # mutations caught: _leans_back always False -> "Finally, ..." opens the
     # plain answer and the lead source's findings alike
     plain = compose_extractive(evidence)
     assert plain.text.startswith("Stimulants improved ADHD symptoms in adults [1]. Finally,")
@@ -429,6 +429,11 @@ def test_an_aim_a_recommendation_or_future_work_neither_opens_nor_precedes_a_fin
     )
     only = [[_ev(1, "Future studies should test other doses.", 0.85)]]
     assert compose_extractive(only).text.startswith("Future studies")  # nothing else to say
+    # the top source [1] has no finding: another source's finding opens, not its future work
+    # (mutation caught: _opening_sentence trying only the lead's -> "More research ..." opens)
+    lead_without = [[_ev(1, "More research is warranted on this tool.", 0.9)],
+                    [_ev(2, "Trainees reported inadequate training.", 0.8)]]
+    assert compose_extractive(lead_without).text.startswith("Trainees reported")
 
 
 def test_a_source_the_retrieval_rates_low_adds_no_finding_after_the_first() -> None:
