@@ -136,8 +136,13 @@ def _opening_sentence(
     """The sentence the answer opens with: the lead sources' (``led``) best finding that stands
     alone, else any source's (``others``); else the first that at least stands alone; else the
     first (None for none)."""
-    for fits in (lambda e: states_finding(e.text) and not _leans_back(e),
-                 lambda e: not _leans_back(e)):  # fmt: skip
+    def finding_alone(e: EvidenceSentence) -> bool:
+        return states_finding(e.text) and not _leans_back(e)
+
+    def alone(e: EvidenceSentence) -> bool:
+        return not _leans_back(e)
+
+    for fits in (finding_alone, alone):
         for ranked in (led, others):
             found = next((e for e in ranked if fits(e)), None)
             if found is not None:
