@@ -113,8 +113,7 @@ def key_findings(
 
 
 # a sentence that leans on the one before it ("Finally, ...", "However, this pattern ...", "And
-# this improvement ...") reads
-# as a reply to nothing when it opens the answer
+# this improvement ...") reads as a reply to nothing when it opens the answer
 _LEANS_BACK = re.compile(
     r"^(?:finally|moreover|furthermore|in addition|additionally|also|however|nevertheless|"
     r"nonetheless|similarly|likewise|conversely|besides|lastly|second(?:ly)?|third(?:ly)?|"
