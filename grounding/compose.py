@@ -84,8 +84,7 @@ def key_findings(
     ("Finally, ...") opens only when no other can, and the first comes after every finding."""
     # a sentence stating no finding (an aim, a recommendation, future work) comes after those
     # that do, each kind by its score
-    flat = sorted((e for per in evidence for e in per),
-                  key=lambda e: (not states_finding(e.text), -e.score))
+    flat = sorted((e for per in evidence for e in per), key=_finding_order)
     best = flat[0].score if flat else 0.0  # the best finding's: the floor is relative to it
     opening = _opening_sentence(
         [e for e in flat if e.source in lead and e.similarity >= relevance_bar],
@@ -127,6 +126,11 @@ def states_finding(text: str) -> bool:
     ("More research is warranted ...", "The main purpose of this paper is ...";
     :data:`grounding.stance.RECOMMENDATION`, which never decides a stance either)."""
     return not RECOMMENDATION.search(text)
+
+
+def _finding_order(e: EvidenceSentence) -> tuple[bool, float]:
+    """Findings first, each kind by its score."""
+    return not states_finding(e.text), -e.score
 
 
 def _opening_sentence(
@@ -209,8 +213,7 @@ def compose_extractive(
         weak=sorted({*weak_sources, *aside, *other}),
     )
     if verdict_sources:
-        findings.sort(key=lambda e: (e.source not in verdict_sources,
-                                     not states_finding(e.text), -e.score))
+        findings.sort(key=lambda e: (e.source not in verdict_sources, *_finding_order(e)))
     shown = {_key(d.claim) for d in deciding} | ({quoted} if quoted else set())
     rest = [
         AnswerSentence(e.text, [e.source])
