@@ -264,6 +264,21 @@ async def _until_queued(client: httpx.AsyncClient, n: int, timeout: float = 60.0
         await asyncio.sleep(0.05)
 
 
+async def _until_admitted(client: httpx.AsyncClient, holders: list[Any],
+                          timeout: float = 60.0) -> int:
+    """Wait until one request beyond the ``holders`` not yet answered is in the queue (a
+    holder's place is given back before its client has the answer, so the count never runs
+    ahead); the number of holders then still ahead of it."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        queued = (await client.get("/api/v1/ready")).json()["queue"]
+        pending = sum(not h.done() for h in holders)
+        if queued > pending:
+            return pending
+        assert asyncio.get_running_loop().time() < deadline, "the request was never queued"
+        await asyncio.sleep(0.02)
+
+
 def test_a_client_leaving_the_queue_frees_its_place(server: Server) -> None:
     """A streamed question waiting behind others is told how many come first; when its client
     closes the connection its place is freed at once (logged, and the queue shrinks before
@@ -293,15 +308,26 @@ def test_a_client_leaving_the_queue_frees_its_place(server: Server) -> None:
             assert all(r.status_code == 200 for r in await asyncio.gather(*holders))
 
             # a plain request given up while it waits: fresh holders keep the model busy, the
-            # request is seen waiting in the queue, then its client goes
-            holders = [asyncio.ensure_future(client.post("/api/v1/ask",
-                                                         json={"question": QUESTION}))
-                       for _ in range(MAX_QUEUE - 1)]
-            await _until_queued(client, 2)  # one answered, at least one waiting
-            after = len(server.log())
-            plain = asyncio.ensure_future(client.post("/api/v1/ask", json={"question": QUESTION}))
-            await asyncio.sleep(0.5)  # admitted behind the holders (each answer takes seconds)
-            plain.cancel()
+            # request is seen admitted with every holder still ahead of it (one being answered,
+            # two waiting: more than the server's half-second look for a gone client), then
+            # its client goes at once. A fixed wait instead raced the holders' answers, which
+            # take well under a second each on the small index.
+            for _attempt in range(3):
+                holders = [asyncio.ensure_future(client.post("/api/v1/ask",
+                                                             json={"question": QUESTION}))
+                           for _ in range(MAX_QUEUE - 1)]
+                await _until_queued(client, 2)  # one answered, at least one waiting
+                after = len(server.log())
+                plain = asyncio.ensure_future(client.post("/api/v1/ask",
+                                                          json={"question": QUESTION}))
+                ahead = await _until_admitted(client, holders)
+                if ahead >= MAX_QUEUE - 1:
+                    plain.cancel()
+                    break
+                await plain  # the holders ran out first: try again
+                await asyncio.gather(*holders)
+            else:
+                pytest.fail("the plain request never waited behind every holder")
             await asyncio.to_thread(server.wait_for_log, "while waiting: its place in the "
                                     "queue is freed", after, 120)
             assert all(r.status_code == 200 for r in await asyncio.gather(*holders))
