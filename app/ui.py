@@ -23,6 +23,7 @@ from chainlit.utils import utc_now  # noqa: E402
 
 from app import auth, dense_build, pubmed_chat  # noqa: E402
 from app import history as saved  # noqa: E402
+from app.chainlit_files import install_private_files_folder  # noqa: E402
 from app.help_page import install_help_summary  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.index_summary import index_summary  # noqa: E402
@@ -110,6 +111,7 @@ async def _preload() -> None:
     """Serve the page offline, and start loading the model in the background so the first
     question does not wait for it."""
     install_offline_html()
+    install_private_files_folder()  # not .files, which any other server's exit removes
     install_help_summary(app_config)  # Help says what the index holds (app/index_summary.py)
     _restrict_origins()
 

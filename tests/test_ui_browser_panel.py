@@ -161,3 +161,29 @@ def test_the_source_panel_opens_only_on_a_click_with_the_clicked_source(
         _escape_closes(chat)
     finally:
         chat.close()
+
+
+def test_another_server_stopping_in_the_same_folder_leaves_this_chats_files(
+        browser: Any, fake_server: Server, tmp_path: Any) -> None:
+    """Chainlit removes its files folder when its server stops: a second server started from the
+    same folder and stopped must not take this chat's export files or its next answer's source
+    panels with it (app/chainlit_files.py)."""
+    chat = _chat(browser, fake_server, phone=False)
+    try:
+        chat.ask("Does IQ predict health?")
+        _settled(chat)
+        href = chat.page.locator("a", has_text="sources.bib").last.get_attribute("href")
+        assert href, "the export link has no address"
+
+        with running_server(FAKE_APP_ARGS, tmp_path / "other.log",
+                            env={"CHAINLIT_APP_ROOT": str(REPO_ROOT)}) as other:
+            other.wait_for_log("Your app is available")
+        assert other.proc.returncode == 0, other.log()  # a clean exit: its files folder removed
+
+        got = chat.page.request.get(chat.base_url + href if href.startswith("/") else href)
+        assert got.ok and b"31234567" in got.body(), got.status  # the first answer's export
+        second = chat.ask("Does IQ predict health in old age?")
+        _shows_only(_open(chat, second, 1), 1)  # its markers are links: its panels were sent
+        assert "could not be written" not in fake_server.log()
+    finally:
+        chat.close()
