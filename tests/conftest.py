@@ -217,16 +217,3 @@ def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
     outcome = yield
     _fail_disallowed_skip(outcome.get_result())
 
-
-# ---- two workers (`make test`: pytest -n 2 --dist loadgroup, pytest-xdist) -------------------
-# Each test file runs whole on one worker (its module fixtures: one server, one browser). The two
-# files that start milvus-lite run on the same worker: in stop 41's two-worker runs a milvus-lite
-# server could not be reached while the other worker ran the other file (docs/tests.md).
-MILVUS_LITE_FILES = frozenset({"test_milvus_lite.py", "test_ui_browser_milvus.py"})
-
-
-def pytest_collection_modifyitems(config, items):  # noqa: ANN001, ANN201, ARG001 - pytest hook
-    for item in items:
-        name = item.path.name
-        item.add_marker(pytest.mark.xdist_group("milvus-lite" if name in MILVUS_LITE_FILES
-                                                else name))
