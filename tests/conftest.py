@@ -217,3 +217,14 @@ def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
     outcome = yield
     _fail_disallowed_skip(outcome.get_result())
 
+
+
+# ---- two workers (`make test`: pytest -n 2 --dist loadfile, pytest-xdist) -------------------
+# Each worker takes whole test files, in collection order. The browser and real-model files go
+# first, so that the last files handed out are short ones and neither worker is left alone with a
+# long browser test at the end; the order within a file is kept.
+HEAVY_FILE = re.compile(r"^test_(ui|api)_browser|_real\.py$")
+
+
+def pytest_collection_modifyitems(items):  # noqa: ANN001, ANN201 - pytest hook
+    items.sort(key=lambda item: 0 if HEAVY_FILE.search(item.path.name) else 1)  # a stable sort

@@ -41,6 +41,9 @@ FIRST = "Does methylphenidate improve attention in children with ADHD?"
 SECOND = "And in adults?"
 THIRD = "What are its side effects?"  # tab one, after the restart
 FOURTH = "Is it safe in pregnancy?"  # tab two: continues from THIRD, which it never saw
+# a stall guard, not a speed goal: a page loaded again from a starting server, with two test
+# workers on two cores (make test) on a slow host, has taken over 60 s
+PAGE_WAIT_MS = 120_000
 FIFTH = "How long does the effect last?"  # asked while the server is killed: never answered
 SIXTH = "Does it help with sleep?"  # after the kill
 THREAD_URL = re.compile(r"/thread/([0-9a-f-]{36})$")
@@ -129,15 +132,15 @@ def _load_showing(chat: ChatPage, server: Server, thread_id: str, answers: int) 
 
 def _open_from_sidebar(chat: ChatPage, thread_id: str, answers: int) -> None:
     chat.page.goto(chat.base_url)
-    chat.page.wait_for_selector("#chat-input", timeout=60_000)
+    chat.page.wait_for_selector("#chat-input", timeout=PAGE_WAIT_MS)
     chat.click_on_screen("#sidebar-trigger-button")
     entry = chat.page.locator(f"#thread-{thread_id}")
     entry.wait_for(timeout=30_000)
     assert FIRST[:20] in entry.inner_text()
     entry.click()
     chat.page.wait_for_url(f"**/thread/{thread_id}")
-    chat.answers().nth(answers - 1).wait_for(timeout=60_000)
-    chat.selected_mode_button().wait_for(timeout=60_000)
+    chat.answers().nth(answers - 1).wait_for(timeout=PAGE_WAIT_MS)
+    chat.selected_mode_button().wait_for(timeout=PAGE_WAIT_MS)
 
 
 def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_from_the_store(
@@ -153,7 +156,7 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         # ---- 1: a conversation, then a clean stop ----------------------------------------------
         chat.set_mode("Conversational (follow-up questions)")
         chat.ask(FIRST)
-        chat.page.wait_for_url(THREAD_URL, timeout=60_000)
+        chat.page.wait_for_url(THREAD_URL, timeout=PAGE_WAIT_MS)
         thread_id = THREAD_URL.search(chat.page.url).group(1)  # type: ignore[union-attr]
         assert "Mode: conversational" in chat.ask(SECOND).inner_text()
         assert "methylphenidate" in _searched_after(chat).lower()  # resolved against FIRST
@@ -165,7 +168,7 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         server = _start(cfg, tmp_path, port, "server2")
         servers.append(server)
         chat.page.reload()  # the page of the stopped server, loaded again from the new one
-        chat.answers().nth(1).wait_for(timeout=60_000)
+        chat.answers().nth(1).wait_for(timeout=PAGE_WAIT_MS)
         assert chat.user_messages() == [FIRST, SECOND]
         _open_from_sidebar(chat, thread_id, 2)
         assert chat.user_messages() == [FIRST, SECOND]
@@ -176,8 +179,8 @@ def test_a_conversation_survives_restarts_and_a_kill_and_two_tabs_continue_it_fr
         tab2 = ChatPage(browser, server.url, tab_of=chat)  # the same user, another tab
         try:
             tab2.page.goto(f"{server.url}/thread/{thread_id}")
-            tab2.answers().nth(1).wait_for(timeout=60_000)
-            tab2.selected_mode_button().wait_for(timeout=60_000)
+            tab2.answers().nth(1).wait_for(timeout=PAGE_WAIT_MS)
+            tab2.selected_mode_button().wait_for(timeout=PAGE_WAIT_MS)
             assert tab2.user_messages() == [FIRST, SECOND]
 
             third = chat.ask(THIRD)
