@@ -218,7 +218,6 @@ def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
     _fail_disallowed_skip(outcome.get_result())
 
 
-
 # ---- two workers (`make test`: pytest -n 2 --dist loadfile, pytest-xdist) -------------------
 # Each worker takes whole test files, in collection order. The browser and real-model files go
 # first, so that the last files handed out are short ones and neither worker is left alone with a
