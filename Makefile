@@ -35,7 +35,7 @@ serve: install
 
 ## make test: install, lint, then the whole suite (browser and PostgreSQL tests included)
 test: install browser postgres lint
-	$(PY) -m pytest -q -rs -p no:cacheprovider --durations=25 -n 2 --dist loadfile
+	$(PY) -m pytest -q -rs -p no:cacheprovider --durations=25 -n 2 --dist loadfile --no-loadscope-reorder
 
 lint: install
 	$(PY) -m ruff check .

@@ -219,9 +219,11 @@ def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
 
 
 # ---- two workers (`make test`: pytest -n 2 --dist loadfile, pytest-xdist) -------------------
-# Each worker takes whole test files, in collection order. The browser and real-model files go
-# first, so that the last files handed out are short ones and neither worker is left alone with a
-# long browser test at the end; the order within a file is kept.
+# Each worker takes whole test files, in collection order (--no-loadscope-reorder: xdist's default
+# hands out the files with the most tests first, which put the one-test browser files, the
+# longest, last). The browser and real-model files go first, so that the last files handed out are
+# short ones and neither worker is left alone with a long browser test at the end; the order within
+# a file is kept.
 HEAVY_FILE = re.compile(r"^test_(ui|api)_browser|_real\.py$")
 
 
