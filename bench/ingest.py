@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-BACKENDS = ("torch", "torch-bf16", "onnx-int8")
+BACKENDS = ("torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 
 AUTO = "auto"
 REFERENCE = "torch"  # fp32: what every other candidate's cosine is measured against
-CANDIDATES = ("torch", "torch-bf16", "onnx-int8")
+CANDIDATES = ("torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16")
 MIN_COSINE = 0.999
 SAMPLE_CHUNKS = 96
 SECONDS_PER_BACKEND = 3.0

