@@ -2,12 +2,11 @@
 ONNX, or OpenVINO (fp32 or bf16).
 
 The int8 ONNX model is exported once from the packaged weights (``torch.onnx.export`` then
-onnxruntime's dynamic quantisation) into a cache folder next to the indices; the OpenVINO model is
-converted once from the same weights (``openvino.convert_model``) into the same folder. Which
-backend is fastest depends on the CPU, not on its flags: ``embedding_backend: auto`` measures them
-on the corpus' own chunks (:mod:`indexing.auto_backend`; ``python -m app bench ingest`` shows the
-rates).
-Vectors are L2-normalised, so inner product = cosine similarity.
+onnxruntime's dynamic quantisation) into a cache folder next to the indices; OpenVINO reads the
+fp32 export. Which backend is fastest depends on the CPU, not on its flags:
+``embedding_backend: auto`` measures them on the corpus' own chunks (:mod:`indexing.auto_backend`;
+``python -m app bench ingest`` shows the rates). Vectors are L2-normalised, so inner product =
+cosine similarity.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import importlib
 import os
-import shutil
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -142,11 +141,10 @@ class Embedder(Embeddings):
     def _load_openvino(self, cache_dir: Path, precision: str) -> RunMany:
         """OpenVINO in throughput mode: its streams split the cores and run several batches at
         once (1.6x torch-bf16 on a 2-core AMX Xeon, docs/measurements-indexing.md)."""
-        import openvino as ov
-
+        ov = import_openvino()
         core = ov.Core()
         compiled = core.compile_model(
-            core.read_model(str(ensure_openvino_ir(self.model_dir, cache_dir))),
+            core.read_model(str(ensure_fp32_onnx(self.model_dir, cache_dir))),
             "CPU",
             {
                 "INFERENCE_PRECISION_HINT": precision,
@@ -159,7 +157,7 @@ class Embedder(Embeddings):
         def run_many(batches: list[Batch]) -> list[np.ndarray]:
             hidden: list[np.ndarray] = [np.empty(0)] * len(batches)
 
-            def done(request: ov.InferRequest, i: int) -> None:
+            def done(request: Any, i: int) -> None:  # an openvino InferRequest
                 hidden[i] = request.get_output_tensor(0).data.copy()
 
             queue.set_callback(done)
@@ -226,6 +224,20 @@ class Embedder(Embeddings):
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
 
+def import_openvino() -> Any:
+    """OpenVINO without its usage reporting. Unless the user has opted out, ``import openvino``
+    writes a client id under ``~/intel`` and sends a usage event over the network; with its
+    telemetry package unimportable, OpenVINO falls back to its own inert stub
+    (``openvino/tools/ovc/telemetry_stub.py``). This assistant stays offline and writes nothing
+    outside its own folders."""
+    if "openvino" not in sys.modules:
+        # a None entry makes importing it fail (the import system's documented "blocked" entry)
+        sys.modules.setdefault("openvino_telemetry", None)  # type: ignore[arg-type]
+    import openvino
+
+    return openvino
+
+
 def _one_by_one(run: Callable[[Batch], np.ndarray]) -> RunMany:
     def run_many(batches: list[Batch]) -> list[np.ndarray]:
         return [run(batch) for batch in batches]
@@ -266,26 +278,26 @@ def _weights_digest(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
-    """Export the packaged weights to ONNX and quantise them to int8, once (atomic; cached)."""
-    target = cache_dir / f"model-{_weights_digest(model_dir)}-int8pc.onnx"
+def ensure_fp32_onnx(model_dir: Path, cache_dir: Path) -> Path:
+    """Export the packaged weights to ONNX (fp32), once: written beside the target and renamed
+    into place, so a reader sees the whole file or none. OpenVINO reads this file itself; its own
+    converter (``openvino.convert_model``) is never used, as it reports usage over the network
+    unless the user has opted out."""
+    target = cache_dir / f"model-{_weights_digest(model_dir)}-fp32.onnx"
     if target.exists():
         return target
     import tempfile
 
     import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
     cache_dir.mkdir(parents=True, exist_ok=True)
     model = AutoModel.from_pretrained(str(model_dir)).eval()
     tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-
     enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
     names = ["input_ids", "attention_mask", "token_type_ids"]
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         fp32 = Path(tmp) / "model.onnx"
-        int8 = Path(tmp) / "model-int8.onnx"
         torch.onnx.export(
             _last_hidden_state(model),
             tuple(enc[n] for n in names),
@@ -296,6 +308,22 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
             opset_version=17,
             dynamo=False,
         )
+        os.replace(fp32, target)
+    return target
+
+
+def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
+    """The fp32 ONNX export quantised to int8 (per channel), once (atomic; cached)."""
+    target = cache_dir / f"model-{_weights_digest(model_dir)}-int8pc.onnx"
+    if target.exists():
+        return target
+    import tempfile
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fp32 = ensure_fp32_onnx(model_dir, cache_dir)
+    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
+        int8 = Path(tmp) / "model-int8.onnx"
         quantize_dynamic(
             str(fp32),
             str(int8),
@@ -305,42 +333,6 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
         )
         os.replace(int8, target)
     return target
-
-
-def ensure_openvino_ir(model_dir: Path, cache_dir: Path) -> Path:
-    """Convert the packaged weights to an OpenVINO model (fp32 weights), once: written in a
-    temporary folder and renamed into place, so a reader sees the whole model or none."""
-    target = cache_dir / f"openvino-{_weights_digest(model_dir)}"
-    xml = target / "model.xml"
-    if xml.exists():
-        return xml
-    import tempfile
-
-    import openvino as ov
-    import torch
-    from transformers import AutoModel, AutoTokenizer
-
-    cache_dir.mkdir(parents=True, exist_ok=True)
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    with torch.inference_mode():
-        converted = ov.convert_model(
-            _last_hidden_state(model), example_input={n: enc[n] for n in names}
-        )
-    tmp = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".openvino-"))
-    try:
-        # fp32 weights: the precision is the backend's choice at load, not the file's
-        ov.save_model(converted, str(tmp / "model.xml"), compress_to_fp16=False)
-        tmp.chmod(0o755)  # mkdtemp's 0700 would hide the model from another user of the index
-        os.replace(tmp, target)
-    except OSError:
-        if not xml.exists():  # not another process converting at the same time
-            raise
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-    return xml
 
 
 def build_embedder(cfg: Config, backend: str | None = None) -> Embedder:

