@@ -3,15 +3,15 @@
 CPU flags do not predict embedding speed (bf16 MiniLM ran 2.4x faster than fp32 on one
 AVX512-BF16 CPU and 0.68x on another), so ``auto`` measures. At the start of a build it embeds the
 same sample of the corpus' own chunks (``SAMPLE_CHUNKS``) with each candidate (torch fp32,
-torch-bf16, and onnx-int8 where it can be exported offline), in interleaved rounds for a few
-seconds each, keeping each candidate's best pass (other jobs on the machine slow single passes,
-not the best of several). The winner is the fastest whose MIN cosine to fp32 over the sample is at
-least ``MIN_COSINE``: the minimum, not the mean, because one badly embedded chunk is one chunk
-retrieval misses. fp32 is the reference, so it always qualifies.
+torch-bf16, and onnx-int8, openvino and openvino-bf16 where they can be built offline), in
+interleaved rounds for a few seconds each, keeping each candidate's best pass (other jobs on the
+machine slow single passes, not the best of several). The winner is the fastest whose MIN cosine
+to fp32 over the sample is at least ``MIN_COSINE``: the minimum, not the mean, because one badly
+embedded chunk is one chunk retrieval misses. fp32 is the reference, so it always qualifies.
 
-The decision is cached per CPU model, torch version and embedding model
-(:mod:`indexing.backend_cache`), so later builds reuse it without measuring. Queries never measure:
-they embed with the backend the index's manifest records (:func:`query_backend`).
+The decision is cached per CPU model, torch and OpenVINO versions and embedding model
+(:mod:`indexing.backend_cache`), so later builds reuse it without measuring. Queries never
+measure: they embed with the backend the index's manifest records (:func:`query_backend`).
 """
 
 from __future__ import annotations
