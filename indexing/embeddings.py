@@ -142,7 +142,7 @@ class Embedder(Embeddings):
 
     def _load_openvino(self, cache_dir: Path, precision: str) -> RunMany:
         """OpenVINO in throughput mode: its streams split the cores and run several batches at
-        once (1.6x torch-bf16 on a 2-core AMX Xeon, docs/measurements-indexing.md)."""
+        once (1.25x to 1.4x torch-bf16 on a 2-core AMX Xeon, docs/measurements-indexing.md)."""
         ov = import_openvino()
         core = ov.Core()
         compiled = core.compile_model(
@@ -284,15 +284,15 @@ def _weights_digest(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
-def ensure_fp32_onnx(model_dir: Path, cache_dir: Path) -> Path:
-    """Export the packaged weights to ONNX (fp32), once: written beside the target and renamed
-    into place, so a reader sees the whole file or none."""
-    target = cache_dir / f"model-{_weights_digest(model_dir)}-fp32.onnx"
+def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
+    """Export the packaged weights to ONNX and quantise them to int8, once (atomic; cached)."""
+    target = cache_dir / f"model-{_weights_digest(model_dir)}-int8pc.onnx"
     if target.exists():
         return target
     import tempfile
 
     import torch
+    from onnxruntime.quantization import QuantType, quantize_dynamic
     from transformers import AutoModel, AutoTokenizer
 
     cache_dir.mkdir(parents=True, exist_ok=True)
@@ -302,6 +302,7 @@ def ensure_fp32_onnx(model_dir: Path, cache_dir: Path) -> Path:
     names = ["input_ids", "attention_mask", "token_type_ids"]
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         fp32 = Path(tmp) / "model.onnx"
+        int8 = Path(tmp) / "model-int8.onnx"
         torch.onnx.export(
             _last_hidden_state(model),
             tuple(enc[n] for n in names),
@@ -312,22 +313,6 @@ def ensure_fp32_onnx(model_dir: Path, cache_dir: Path) -> Path:
             opset_version=17,
             dynamo=False,
         )
-        os.replace(fp32, target)
-    return target
-
-
-def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
-    """The fp32 ONNX export quantised to int8 (per channel), once (atomic; cached)."""
-    target = cache_dir / f"model-{_weights_digest(model_dir)}-int8pc.onnx"
-    if target.exists():
-        return target
-    import tempfile
-
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    fp32 = ensure_fp32_onnx(model_dir, cache_dir)
-    with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
-        int8 = Path(tmp) / "model-int8.onnx"
         quantize_dynamic(
             str(fp32),
             str(int8),
