@@ -202,8 +202,8 @@ class Embedder(Embeddings):
         # batches of equal size (at most batch_size): OpenVINO runs them side by side on its
         # streams, where a short last batch would leave a stream idle (auto's 96-chunk sample
         # was 64 + 32 and hid OpenVINO's 1.3x)
-        size = math.ceil(len(order) / math.ceil(len(order) / self.batch_size))
-        groups = [order[s : s + size] for s in range(0, len(order), size)]
+        count = math.ceil(len(order) / self.batch_size)
+        groups = [part.tolist() for part in np.array_split(np.asarray(order), count)]
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         for start in range(0, len(groups), PIPELINE_BATCHES):
             part = groups[start : start + PIPELINE_BATCHES]

@@ -137,3 +137,28 @@ def test_the_cached_openvino_model_keeps_fp32_weights(embedders: dict[str, Any])
     xml = ensure_openvino_ir(embedders[REFERENCE].model_dir, ONNX_CACHE)
     text = xml.read_text(encoding="utf-8")
     assert 'element_type="f32"' in text and 'element_type="f16"' not in text
+
+
+def test_batches_are_of_equal_size_and_vectors_come_back_in_input_order(
+    corpus: Any, embedders: dict[str, Any]
+) -> None:
+    """OpenVINO runs a call's batches side by side on its streams, so they must be of equal size
+    (a short last batch left a stream idle and hid OpenVINO's speed from ``auto``); the sorting
+    by length behind the batching must not reorder the vectors."""
+    embedder = embedders[REFERENCE]  # batch_size 32
+    texts = _sentences(corpus[0])[:70]
+    sizes: list[int] = []
+    run_many = embedder._run_many
+
+    def recording(batches: list[Any]) -> list[Any]:
+        sizes.extend(len(b["input_ids"]) for b in batches)
+        return run_many(batches)
+
+    embedder._run_many = recording
+    try:
+        together = embedder.encode(texts)
+    finally:
+        embedder._run_many = run_many
+    assert sum(sizes) == 70 and len(sizes) == 3 and max(sizes) - min(sizes) <= 1, sizes
+    one_by_one = np.stack([embedder.embed_query_array(t) for t in texts[:5]])
+    assert np.allclose(together[:5], one_by_one, atol=1e-5)
