@@ -57,14 +57,14 @@ def install(step: str) -> None:
 
         os.replace = replace
     elif step == "embed":
-        real = indexing.embeddings.Embedder._encode_batch
+        real = indexing.embeddings.Embedder._encode_batches
 
-        def encode(self: Any, texts: Any) -> Any:
-            if len(texts) > 1:  # a batch of chunks, not the one-text dimension probe
+        def encode(self: Any, batches: Any) -> Any:
+            if sum(len(texts) for texts in batches) > 1:  # chunks, not the dimension probe
                 _kill(step)
-            return real(self, texts)
+            return real(self, batches)
 
-        indexing.embeddings.Embedder._encode_batch = encode  # type: ignore[method-assign]
+        indexing.embeddings.Embedder._encode_batches = encode  # type: ignore[method-assign]
     elif step == "publish":
         real_replace = os.replace
 
