@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-BACKENDS = ("torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16")
+from indexing.backend_cache import CONCRETE_BACKENDS as BACKENDS
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

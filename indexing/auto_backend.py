@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from indexing.backend_cache import (
+    CONCRETE_BACKENDS,
     DecisionEntry,
     cached_backend,
     decision_key,
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 
 AUTO = "auto"
 REFERENCE = "torch"  # fp32: what every other candidate's cosine is measured against
-CANDIDATES = ("torch", "torch-bf16", "onnx-int8", "openvino", "openvino-bf16")
+CANDIDATES = CONCRETE_BACKENDS  # every backend a build can use is measured
 MIN_COSINE = 0.999
 SAMPLE_CHUNKS = 96
 SECONDS_PER_BACKEND = 3.0

@@ -274,6 +274,18 @@ def _last_hidden_state(model: Any) -> Any:
     return LastHiddenState(model)
 
 
+def _model_and_example(model_dir: Path) -> tuple[Any, dict[str, Any]]:
+    """The packaged model as an exportable module (its last hidden state out) and an example
+    input by name, what both converters trace it with."""
+    from transformers import AutoModel, AutoTokenizer
+
+    model = AutoModel.from_pretrained(str(model_dir)).eval()
+    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
+    enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    return _last_hidden_state(model), {n: enc[n] for n in names}
+
+
 def _weights_digest(model_dir: Path) -> str:
     h = hashlib.sha256()
     for name in ("model.safetensors", "pytorch_model.bin", "config.json"):
@@ -293,19 +305,16 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
 
     import torch
     from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel, AutoTokenizer
 
     cache_dir.mkdir(parents=True, exist_ok=True)
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
+    model, example = _model_and_example(model_dir)
+    names = list(example)
     with tempfile.TemporaryDirectory(dir=cache_dir) as tmp:
         fp32 = Path(tmp) / "model.onnx"
         int8 = Path(tmp) / "model-int8.onnx"
         torch.onnx.export(
-            _last_hidden_state(model),
-            tuple(enc[n] for n in names),
+            model,
+            tuple(example.values()),
             str(fp32),
             input_names=names,
             output_names=["last_hidden_state"],
@@ -327,8 +336,8 @@ def ensure_int8_onnx(model_dir: Path, cache_dir: Path) -> Path:
 def ensure_openvino_ir(model_dir: Path, cache_dir: Path) -> Path:
     """Convert the packaged weights to an OpenVINO model (fp32 weights), once: written in a
     temporary folder and renamed into place, so a reader sees the whole model or none. Converted
-    from the PyTorch model, not the ONNX export: OpenVINO runs the converted graph 1.4x faster
-    (its attention is fused; docs/measurements-indexing.md)."""
+    from the PyTorch model, not the ONNX export: OpenVINO ran the ONNX export's graph no faster
+    than torch (docs/measurements-indexing.md)."""
     target = cache_dir / f"openvino-{_weights_digest(model_dir)}"
     xml = target / "model.xml"
     if xml.exists():
@@ -336,18 +345,12 @@ def ensure_openvino_ir(model_dir: Path, cache_dir: Path) -> Path:
     import tempfile
 
     import torch
-    from transformers import AutoModel, AutoTokenizer
 
     ov = import_openvino()
     cache_dir.mkdir(parents=True, exist_ok=True)
-    model = AutoModel.from_pretrained(str(model_dir)).eval()
-    tokenizer = AutoTokenizer.from_pretrained(str(model_dir))
-    enc = tokenizer(["an example", "a second, longer example"], padding=True, return_tensors="pt")
-    names = ["input_ids", "attention_mask", "token_type_ids"]
+    model, example = _model_and_example(model_dir)
     with torch.inference_mode():
-        converted = ov.convert_model(
-            _last_hidden_state(model), example_input={n: enc[n] for n in names}
-        )
+        converted = ov.convert_model(model, example_input=example)
     tmp = Path(tempfile.mkdtemp(dir=cache_dir, prefix=".openvino-"))
     try:
         # fp32 weights: the precision is the backend's choice at load, not the file's
