@@ -122,14 +122,18 @@ def test_a_reopened_conversation_highlights_its_own_mode(chat_page: ChatPage) ->
 
     # the server's choice may reach the page while the mode buttons are disabled (a reopened
     # conversation loading; here an answer running): a click on them does nothing, so the page
-    # highlights it once they are enabled again
+    # highlights it once they are enabled again (the answer is long enough to be running still
+    # under any load; stopping it enables the buttons)
     chat.set_mode("plain")
-    before = chat.send("Please give a long answer")
+    chat.send("Please give a very long answer")
     chat.page.get_by_text("word word").first.wait_for()
     assert chat.mode_button("conversational").is_disabled()
     chat.page.evaluate("window.postMessage({pubmedAssistant: {modeButton: 'Conversational'}},"
                        " window.location.origin)")
-    chat.wait_answer(before)
+    chat.page.wait_for_timeout(500)
+    assert chat.current_mode() == "Plain"  # not while the buttons are disabled
+    chat.page.click("#stop-button")
+    chat.page.get_by_text("Task manually stopped.").wait_for()
     chat.page.wait_for_function(
         "() => (document.querySelector('.command-buttons-container button.text-command')"
         " || {}).innerText?.trim() === 'Conversational'", timeout=30_000)

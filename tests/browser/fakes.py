@@ -31,7 +31,9 @@ def fake_sources() -> list[Source]:
 
 class FakeAssistant:
     """Yields Prepared, the answer in pieces, Done; refuses questions mentioning football; a
-    question asking for a "long answer" gets 400 tokens (to test stopping and queueing).
+    question asking for a "long answer" gets 400 tokens (to test stopping and queueing), one asking
+    for a "very long answer" the same at 0.1 s a token at least (40 s: surely still running when a
+    test looks under any load, without redrawing the page a hundred times a second).
 
     ``token_delay`` sleeps between tokens; ``blocking=True`` sleeps with ``time.sleep`` (as a
     synchronous model call would), so a test can tell whether it runs off the caller's loop.
@@ -68,7 +70,11 @@ class FakeAssistant:
                 yield DoneEvent(result=AnswerResult(answer=REFUSAL, mode=mode, question=question,
                                                     searched_question=question, refused=True))
                 return
-            tokens = ["word "] * 400 if "long answer" in question.lower() else self.tokens
+            lowered = question.lower()
+            tokens = ["word "] * 400 if "long answer" in lowered else self.tokens
+            delay = self.token_delay
+            if "very long answer" in lowered:
+                delay = max(delay, 0.1)
             # a follow-up names the turn it continues (tests tell whose history it was given)
             searched = f"{question} (rewritten) after {history[-1][0]}" if history else question
             subs = [f"{question} variant {i}" for i in (1, 2)] if mode == "multi-query" else []
@@ -76,11 +82,11 @@ class FakeAssistant:
             yield PreparedEvent(searched_question=searched, sub_queries=subs, filters=filters,
                                 sources=self.sources)
             for token in tokens:
-                if self.token_delay:
+                if delay:
                     if self.blocking:
-                        time.sleep(self.token_delay)  # blocking on purpose
+                        time.sleep(delay)  # blocking on purpose
                     else:
-                        await asyncio.sleep(self.token_delay)
+                        await asyncio.sleep(delay)
                 self.tokens_sent += 1
                 yield TokenEvent(text=token)
             yield DoneEvent(result=AnswerResult(
