@@ -9,13 +9,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-if not os.environ.get("PUBMED_ASSISTANT_CFG"):  # the chat's history in a temporary folder
+if not os.environ.get("PUBMED_ASSISTANT_CFG"):  # the chat's history in the test's folder
     import tempfile
 
     from app.config import load_config
     from tests.browser.harness import write_test_config
 
-    _folder = Path(tempfile.mkdtemp(prefix="fake_app_"))
+    # FAKE_APP_FOLDER: set by tests.browser.harness.Server beside the server's log, in pytest's
+    # own temporary folder; run by hand, a fresh temporary one
+    _folder = Path(os.environ.get("FAKE_APP_FOLDER") or tempfile.mkdtemp(prefix="fake_app_"))
+    _folder.mkdir(parents=True, exist_ok=True)
     os.environ["PUBMED_ASSISTANT_CFG"] = str(write_test_config(load_config(),
                                                                _folder / "cfg.yaml"))
 

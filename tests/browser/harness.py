@@ -113,6 +113,8 @@ class Server:
         if audit_log is not None:  # every attempt to reach another host lands in this file
             args = ["-m", "tests.browser.netaudit", str(audit_log), *args]
         full_env = {**os.environ, **OFFLINE_ENV, "PYTHONUNBUFFERED": "1", **(env or {})}
+        if "tests/browser/fake_app.py" in args:  # its config and history beside the log
+            full_env.setdefault("FAKE_APP_FOLDER", str(log_path.parent / f"fake_app_{port}"))
         self._log = log_path.open("wb")
         self.proc = subprocess.Popen(
             [sys.executable, *args], cwd=REPO_ROOT, env=full_env,
