@@ -9,6 +9,9 @@ sentences) and its key findings, scoped to the question:
   higher") says *yes*;
 - wording that only looks negative says *yes* when the rest is affirmative: "cannot be explained
   by", "regardless of", "independently of", "over and above", "not only";
+- a finding "not explained by" something (:data:`EXPLAINED_AWAY`: "the association was not
+  explained by SES") holds that something constant and states the finding, unless the question
+  asks what explains it;
 - a negation scoped to something the question does not ask about ("improved attention, **but not**
   emotional state", "predicts gF in musicians **but not in nonmusicians**") is set aside;
 - doubt ("unclear", "inconclusive", "mixed results", "remains to be") says *unclear*; hedges
@@ -86,6 +89,58 @@ COVARIATE = re.compile(
     r"|accounted\s+for|taken\s+into\s+account|partiall?ed\s+out)",
     re.IGNORECASE,
 )
+# A finding that something does not explain ("The ASSOCIATIONS between intelligence and biological
+# age WERE NOT EXPLAINED BY differences in childhood health or parental SES", "these effects were
+# not attributable to ..."): the negation rules out an alternative explanation, so it affirms the
+# finding, and what follows is held constant like a covariate. Its subject must name a finding;
+# "Fatigue is not due to fibromyalgia" denies a relation and is read as written. The group
+# "away" is the span set aside; "not only due to X but also Y" is no such phrase.
+EXPLAINED_AWAY = re.compile(
+    r"\b(?:associations?|relationships?|relations?|links?|correlations?|effects?|differences?"
+    r"|gaps?|disparit(?:y|ies)|findings?|results?|benefits?|advantages?|deficits?|impairments?"
+    r"|improvements?|gains?)\b[^.;:]{0,150}?(?P<away>\b(?:was|were|is|are|be|been)\s+not\s+"
+    r"(?:(?:fully|entirely|solely|completely|wholly|simply|primarily|mainly|largely|"
+    r"consistently)\s+)?(?:explained|accounted\s+for|attributable|attributed|due|driven"
+    r"|confounded)\s+(?:by|to)\s+[^,;:.()]+)",
+    re.IGNORECASE,
+)
+# A question about what explains or causes something: there, "not explained by X" answers it.
+ASKS_EXPLANATION = _rx(
+    r"explain\w*", r"due to", r"caus\w*", r"driven by", r"attribut\w*", r"accounts? for",
+    r"confound\w*", r"because of", r"mediat\w*", r"result of",
+)  # fmt: skip
+
+
+def _away_spans(text: str) -> list[tuple[int, int]]:
+    return [m.span("away") for m in EXPLAINED_AWAY.finditer(text)]
+
+
+def without_explained_away(text: str, question: str) -> str:
+    """``text`` with its :data:`EXPLAINED_AWAY` phrases set aside, unless ``question`` asks what
+    explains something (:data:`ASKS_EXPLANATION`)."""
+    if ASKS_EXPLANATION.search(question):
+        return text
+    return _cut(text, _away_spans(text))
+
+
+def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Spans sorted, overlapping ones joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _cut(text: str, spans: Sequence[tuple[int, int]]) -> str:
+    """``text`` without the (sorted, disjoint) ``spans``."""
+    for a, b in reversed(spans):
+        text = text[:a] + " " + text[b:]
+    return text
+
+
 # Where a negated list's items part ("but not X, Y or Z"): each item's first word is checked
 _LIST_ITEM_BREAK = re.compile(r",|\b(?:or|nor)\b", re.IGNORECASE)
 
@@ -260,6 +315,7 @@ def stance_features(
     """The stance classifier's inputs for the sentences where a source states its answer:
     log(1 + count) of each cue (after scoping "but not X" and removing affirming negations),
     their nearness to the question's words, and properties of the question."""
+    sentences = [without_explained_away(s, question) for s in sentences]
     text = " ".join(sentences)
     body, asked = _scoped_out(text, question_stems)
     affirming = len(AFFIRMING_NEGATIONS.findall(body))
@@ -410,6 +466,8 @@ class Relation:
     # the concepts the question itself holds constant ("... even after accounting for earlier
     # mental health problems?"): a sentence holding them constant too still states the relation
     controlled: frozenset[int] = frozenset()
+    # the question asks what explains or causes something (:data:`ASKS_EXPLANATION`)
+    asks_explanation: bool = False
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -423,7 +481,8 @@ class Relation:
         controlled = frozenset(j for j, i in enumerate(keep) if i in self.controlled)
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
-                        tuple(broad[i] for i in keep), controlled)  # fmt: skip
+                        tuple(broad[i] for i in keep), controlled,
+                        self.asks_explanation)  # fmt: skip
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -465,14 +524,17 @@ class Relation:
 
     def held_constant(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether a concept of the question is named, whole, only where ``text`` holds it
-        constant (its :data:`COVARIATE` phrases): the sentence is about another relation, with
-        the asked concept controlled for. One word of a concept is not the concept ("control
+        constant (its :data:`COVARIATE` phrases, and what a finding is "not explained by" unless
+        the question asks what explains it): the sentence is about another relation, with the
+        asked concept controlled for. One word of a concept is not the concept ("control
         variables" for "motor control")."""
-        held = " ".join(m.group(0) for m in COVARIATE.finditer(text))
-        if not held:
+        spans = [m.span() for m in COVARIATE.finditer(text)]
+        if not self.asks_explanation:
+            spans += _away_spans(text)
+        if not spans:
             return False
-        held_stems = _stems_with(held, aliases)
-        rest_stems = _stems_with(COVARIATE.sub(" ", text), aliases)
+        held_stems = _stems_with(" ".join(text[a:b] for a, b in spans), aliases)
+        rest_stems = _stems_with(_cut(text, _merged(spans)), aliases)
         return any(c <= held_stems and not c & rest_stems
                    for i, c in enumerate(self.concepts) if i not in self.controlled)
 
@@ -509,7 +571,8 @@ def question_relation(question: str) -> Relation:
         i for i, c in enumerate(found)
         if any(a <= question.find(c.text) < b for a, b in held)
     )
-    return Relation(concepts, populations, sides, broad, controlled)
+    return Relation(concepts, populations, sides, broad, controlled,
+                    bool(ASKS_EXPLANATION.search(question)))
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -633,6 +696,8 @@ def relation_stance(
     written about, so a "no" needs a clause that states the question's."""
     if relation.held_constant(text, aliases):
         return SentenceStance(None, 0.0, "")
+    if not relation.asks_explanation:
+        text = _cut(text, _away_spans(text))
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
         if own_question and _own_words_yes(whole, text, relation, aliases):
@@ -843,13 +908,15 @@ def _candidate_stance(
 ) -> SentenceStance | None:
     """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
     conclusion about another population)."""
+    text = sentence.text if relation.asks_explanation else _cut(sentence.text,
+                                                                  _away_spans(sentence.text))
     if not shares_words:  # the labelled conclusion about the study's own question
-        read = sentence_stance(sentence.text, question_stems, asks_sameness=sameness)
+        read = sentence_stance(text, question_stems, asks_sameness=sameness)
         return None if RECOMMENDATION.search(sentence.text) else read
     if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
         # the labelled conclusion states the study's own question: one clause, one relation
-        read = _guarded(sentence_stance(sentence.text, question_stems,
-                                        asks_sameness=sameness), sentence.text, sameness)
+        read = _guarded(sentence_stance(text, question_stems, asks_sameness=sameness), text,
+                        sameness)
         if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
             return None
         return read

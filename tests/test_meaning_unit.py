@@ -338,6 +338,34 @@ def test_what_a_sentence_holds_constant_is_no_side_of_its_relation() -> None:
                  "and above prior mental health problems.") == "yes"
 
 
+# PMID 26014827's sentence, read "no" to "Does childhood intelligence predict health in later
+# life?" from its "were not explained" (seen in the chat: "Mixed evidence (2 yes, 1 no)")
+EXPLAINED = ("The associations between intelligence and biological age were not explained by "
+             "differences in childhood health or parental socioeconomic status, and intelligence "
+             "remained a significant predictor of biological age.")
+
+
+def test_what_a_finding_is_not_explained_by_is_held_constant() -> None:
+    # mutations caught: EXPLAINED_AWAY's spans left in relation_stance's text -> the
+    # biological-age question "unclear" (its first clause reads "no"); left out of
+    # held_constant -> the SES question reads "yes" from the intelligence finding
+    assert _read("Does childhood intelligence predict health in later life?", EXPLAINED) is None
+    assert _read("Does intelligence predict biological age?", EXPLAINED) == "yes"
+    assert _read("Does parental socioeconomic status predict biological age?", EXPLAINED) is None
+    effects = ("The effects of bilingualism on executive function were not attributable to "
+               "socioeconomic status.")
+    # the effects are presupposed, not stated: no finding either way, never "no" (as before)
+    assert _read("Does bilingualism improve executive function?", effects) is None
+    # a question about what explains a finding gets the negation as written (mutation caught:
+    # ASKS_EXPLANATION ignored -> None)
+    assert _read("Is the association between intelligence and biological age explained by "
+                 "parental socioeconomic status?", EXPLAINED) == "no"
+    # a subject that names no finding: the relation itself is denied (mutation caught: the
+    # subject requirement dropped from EXPLAINED_AWAY -> None)
+    assert _read("Is fatigue in Sjogren's syndrome associated with fibromyalgia?",
+                 "Fatigue in Sjogren's syndrome was not explained by fibromyalgia.") == "no"
+
+
 def test_naming_the_group_is_not_naming_its_outcome() -> None:
     # mutation caught: group words counted in Relation.names_outcome (the sentence about who
     # takes music lessons read "yes" to whether music training raises children's IQ)
