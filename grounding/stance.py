@@ -93,12 +93,17 @@ COVARIATE = re.compile(
 # age WERE NOT EXPLAINED BY differences in childhood health or parental SES", "these effects were
 # not attributable to ..."): the negation rules out an alternative explanation, so it affirms the
 # finding, and what follows is held constant like a covariate. Its subject must name a finding;
-# "Fatigue is not due to fibromyalgia" denies a relation and is read as written. The group
+# "Fatigue is not due to fibromyalgia" (and "The results show that fatigue is not due to ...")
+# denies a relation and is read as written. The group
 # "away" is the span set aside; "not only due to X but also Y" is no such phrase.
 EXPLAINED_AWAY = re.compile(
     r"\b(?:associations?|relationships?|relations?|links?|correlations?|effects?|differences?"
     r"|gaps?|disparit(?:y|ies)|findings?|results?|benefits?|advantages?|deficits?|impairments?"
-    r"|improvements?|gains?)\b[^.;:]{0,150}?(?P<away>\b(?:was|were|is|are|be|been)\s+not\s+"
+    r"|improvements?|gains?)\b"
+    # ... up to the negated verb, in the same clause: "the results SHOW THAT fatigue is not due
+    # to X" denies a relation of fatigue, the clause after "that"
+    r"(?:(?!\b(?:that|shows?|showed|shown|indicat\w*|suggest\w*|demonstrat\w*|reveal\w*"
+    r"|confirm\w*)\b)[^.;:]){0,150}?(?P<away>\b(?:was|were|is|are|be|been)\s+not\s+"
     r"(?:(?:fully|entirely|solely|completely|wholly|simply|primarily|mainly|largely|"
     r"consistently)\s+)?(?:explained|accounted\s+for|attributable|attributed|due|driven"
     r"|confounded)\s+(?:by|to)\s+[^,;:.()]+)",

@@ -364,6 +364,11 @@ def test_what_a_finding_is_not_explained_by_is_held_constant() -> None:
     # subject requirement dropped from EXPLAINED_AWAY -> None)
     assert _read("Is fatigue in Sjogren's syndrome associated with fibromyalgia?",
                  "Fatigue in Sjogren's syndrome was not explained by fibromyalgia.") == "no"
+    # nor one reported after "that" (PMID 11053064; mutation caught: the reporting verbs
+    # allowed between the finding word and the negation -> None)
+    assert _read("Is fatigue in Sjogren's syndrome associated with fibromyalgia?",
+                 "The results show that fatigue in patients with Sjogren's syndrome is not due to "
+                 "the coexistence of fibromyalgia in most cases.") == "no"
 
 
 def test_naming_the_group_is_not_naming_its_outcome() -> None:
