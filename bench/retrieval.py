@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from bench.busy import busy_cores
 from bench.synthetic import synthetic_vectors
 from eval.retrieval import read_questions
 from settings.errors import UserFacingError
@@ -64,6 +65,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="time only filtered vs unfiltered search (skip the other sections)",
     )
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--busy",
+        type=int,
+        default=0,
+        help="time the real index's searches with N other processes keeping a core busy each "
+        "(a build, the browser, another request beside the chat)",
+    )
     parser.add_argument(
         "--backend",
         default=None,
@@ -258,12 +266,15 @@ def run(cfg, args: argparse.Namespace) -> int:
     real: dict[str, dict] = {}
     faiss_backend: FaissBM25Backend | None = None
     for name in backends:
-        real[name], backend = bench_real(with_backend(cfg, name), questions)
+        with busy_cores(getattr(args, "busy", 0)):
+            real[name], backend = bench_real(with_backend(cfg, name), questions)
         loaded = backend.snapshot()
         if name == "faiss" and isinstance(loaded, FaissBM25Backend):
             faiss_backend = loaded
     report: dict = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "busy_processes": getattr(args, "busy", 0),
+        "query_threads": cfg.index.query_threads,
         "real_index": real[backends[0]] if len(backends) == 1 else real,
     }
     store = faiss_backend.vectorstore if faiss_backend is not None else None

@@ -31,7 +31,7 @@ def load_encoder(cfg: Any) -> SentenceEncoder:
     """The project's MiniLM embedder as the index config describes it (same model, same cache)."""
     from indexing.embeddings import build_embedder
 
-    return build_embedder(cfg)
+    return build_embedder(cfg, queries=True)
 
 
 @dataclass

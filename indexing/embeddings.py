@@ -111,14 +111,22 @@ class Embedder(Embeddings):
         import torch
         from transformers import AutoModel
 
-        torch.set_num_threads(self.threads)
         model = AutoModel.from_pretrained(str(self.model_dir)).eval()
         if bf16:  # fast where the CPU has AVX512-BF16/AMX; cosine to fp32 stays above 0.9999
             model = model.to(torch.bfloat16)
 
         def run(enc: Batch) -> np.ndarray:
-            with torch.inference_mode():
-                out = model(**{k: torch.from_numpy(v) for k, v in enc.items()})
+            # torch's thread count is the process's (a build and a query embedder, or the
+            # transformers LLM, may share one): this embedder's own while it runs, then restored
+            before = torch.get_num_threads()
+            if before != self.threads:
+                torch.set_num_threads(self.threads)
+            try:
+                with torch.inference_mode():
+                    out = model(**{k: torch.from_numpy(v) for k, v in enc.items()})
+            finally:
+                if before != self.threads:
+                    torch.set_num_threads(before)
             hidden: np.ndarray = out.last_hidden_state.float().numpy()
             return hidden
 
@@ -365,12 +373,14 @@ def ensure_openvino_ir(model_dir: Path, cache_dir: Path) -> Path:
     return xml
 
 
-def build_embedder(cfg: Config, backend: str | None = None) -> Embedder:
+def build_embedder(cfg: Config, backend: str | None = None, *, queries: bool = False) -> Embedder:
     """The embedder an index config asks for (ONNX cache kept beside the indices).
 
     ``backend`` overrides the configured one (a query follows the index it searches). ``auto``
     with nothing to measure on (the grounding encoder) is this machine's cached measured choice,
     else fp32; builds resolve ``auto`` by measuring first (``indexing.auto_backend``).
+    ``queries``: for questions and a few sentences at a time (``index.query_threads``), not
+    for a build (``index.threads``).
     """
     backend = backend or cfg.index.embedding_backend
     if backend == "auto":
@@ -382,5 +392,5 @@ def build_embedder(cfg: Config, backend: str | None = None) -> Embedder:
         backend=backend,
         cache_dir=cfg.resolve(cfg.index.dir) / ".models",
         batch_size=cfg.index.embed_batch_size,
-        threads=cfg.index.threads,
+        threads=cfg.index.query_threads if queries else cfg.index.threads,
     )

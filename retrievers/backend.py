@@ -70,7 +70,7 @@ class FaissBM25Backend:
         if self.dense_ready:
             # auto: queries are embedded as the index's vectors were (the manifest's backend)
             backend = query_backend(cfg, self.manifest.embedding_backend)
-            self.embedder = embedder or build_embedder(cfg, backend=backend)
+            self.embedder = embedder or build_embedder(cfg, backend=backend, queries=True)
             index = faiss.read_index(str(folder / DENSE_FILE))
             self.vectorstore = FAISS(
                 embedding_function=self.embedder,

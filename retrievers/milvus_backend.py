@@ -64,7 +64,7 @@ class MilvusBackend:
                 "with `.venv/bin/python -m app index build`"
             )
         self.manifest: MilvusManifest = manifest
-        self.embedder = embedder or build_embedder(cfg, backend=backend)
+        self.embedder = embedder or build_embedder(cfg, backend=backend, queries=True)
         self.search_params = dict(cfg.retrieval.milvus.dense_search_params)
         self.client.load_collection(self.collection)
         self._size = manifest.chunks

@@ -119,7 +119,11 @@ class IndexConfig(_Section):
     chunk_size: int = Field(200, ge=16, le=4096, description="tokens of the embedding tokenizer")
     chunk_overlap: int = Field(40, ge=0)
     embed_batch_size: int = Field(64, ge=1)
-    threads: int | None = Field(None, ge=1)
+    threads: int | None = Field(
+        None, ge=1, description="threads for embedding many texts (index builds): null = all cores")
+    query_threads: int = Field(
+        1, ge=1, description="threads for embedding a question and a few sentences (the chat, "
+        "the API, evaluations): spin-waiting threads collapse when another process wants a core")
 
     @model_validator(mode="after")
     def _overlap_below_size(self) -> IndexConfig:

@@ -162,3 +162,39 @@ def test_batches_are_of_equal_size_and_vectors_come_back_in_input_order(
     assert sum(sizes) == 70 and len(sizes) == 3 and max(sizes) - min(sizes) <= 1, sizes
     one_by_one = np.stack([embedder.embed_query_array(t) for t in texts[:5]])
     assert np.allclose(together[:5], one_by_one, atol=1e-5)
+
+
+def test_a_query_embedder_runs_on_its_own_thread_count_beside_a_build_embedder(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """``index.query_threads`` (1) for questions, ``index.threads`` for builds, in one process
+    although torch's thread count is the process's: each embedder sets its own while its model
+    runs and restores the count another torch user (the transformers LLM) set
+    (docs/measurements-retrieval.md "Query threads": two threads under load were several times
+    slower a question). Mutations caught: the per-call set_num_threads removed -> both run on
+    the other user's 3; not restored -> the count left at the last embedder's."""
+    import torch
+    from transformers.models.bert.modeling_bert import BertModel
+
+    from indexing.embeddings import build_embedder
+
+    seen: list[int] = []  # the thread count each forward pass of MiniLM ran with
+    forward = BertModel.forward
+    monkeypatch.setattr(BertModel, "forward", lambda self, *a, **k: (
+        seen.append(torch.get_num_threads()), forward(self, *a, **k))[1])
+    cfg = load_config(overrides={"index": {"embedding_backend": REFERENCE, "threads": 2,
+                                           "dir": str(ONNX_CACHE.parent)}})
+    queries = build_embedder(cfg, queries=True)
+    build = build_embedder(cfg)
+    assert (queries.threads, build.threads) == (1, 2)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        seen.clear()
+        build.encode(["a build's batch of abstract chunks"] * 4)
+        vector = queries.embed_query_array("Does childhood intelligence predict adult health?")
+        reference = build.encode(["Does childhood intelligence predict adult health?"])[0]
+        assert seen == [2, 1, 2]
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+    assert float(vector @ reference) > 0.9999
