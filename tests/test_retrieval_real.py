@@ -150,3 +150,29 @@ def test_article_chunks_returns_every_chunk_of_one_article_in_order(small_retrie
     assert [c.metadata["chunk_index"] for c in chunks] == list(range(len(chunks)))
     assert {c.metadata["pmid"] for c in chunks} == {pmid}
     assert backend.article_chunks("0") == []
+
+
+def test_a_dense_search_runs_faiss_on_the_query_threads_and_restores_them(
+        small_retriever, monkeypatch) -> None:
+    """FAISS's OpenMP thread count is the process's: a search runs on ``index.query_threads``
+    (1) and leaves the count as it found it (docs/measurements-retrieval.md "Query threads").
+    Mutations caught: dense_search without faiss_threads -> the search runs on 3; the count
+    not restored -> 1 after it."""
+    import faiss
+
+    from retrievers.filters import Filters
+
+    backend = small_retriever.backend.snapshot()
+    seen: list[int] = []
+    search = backend.vectorstore.similarity_search_with_relevance_scores
+    monkeypatch.setattr(backend.vectorstore, "similarity_search_with_relevance_scores",
+                        lambda *a, **k: (seen.append(faiss.omp_get_max_threads()),
+                                         search(*a, **k))[1])
+    before = faiss.omp_get_max_threads()
+    faiss.omp_set_num_threads(3)
+    try:
+        hits = backend.dense_search("Does breastfeeding raise children's IQ?", 5, 0.0, Filters())
+        assert seen == [1] and faiss.omp_get_max_threads() == 3
+    finally:
+        faiss.omp_set_num_threads(before)
+    assert hits
