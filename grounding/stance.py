@@ -120,12 +120,10 @@ def _away_spans(text: str) -> list[tuple[int, int]]:
     return [m.span("away") for m in EXPLAINED_AWAY.finditer(text)]
 
 
-def without_explained_away(text: str, question: str) -> str:
-    """``text`` with its :data:`EXPLAINED_AWAY` phrases set aside, unless ``question`` asks what
+def without_explained_away(text: str, asks_explanation: bool) -> str:
+    """``text`` with its :data:`EXPLAINED_AWAY` phrases set aside, unless the question asks what
     explains something (:data:`ASKS_EXPLANATION`)."""
-    if ASKS_EXPLANATION.search(question):
-        return text
-    return _cut(text, _away_spans(text))
+    return text if asks_explanation else _cut(text, _away_spans(text))
 
 
 def _merged(spans: Sequence[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -320,7 +318,8 @@ def stance_features(
     """The stance classifier's inputs for the sentences where a source states its answer:
     log(1 + count) of each cue (after scoping "but not X" and removing affirming negations),
     their nearness to the question's words, and properties of the question."""
-    sentences = [without_explained_away(s, question) for s in sentences]
+    asks = bool(ASKS_EXPLANATION.search(question))
+    sentences = [without_explained_away(s, asks) for s in sentences]
     text = " ".join(sentences)
     body, asked = _scoped_out(text, question_stems)
     affirming = len(AFFIRMING_NEGATIONS.findall(body))
@@ -701,8 +700,7 @@ def relation_stance(
     written about, so a "no" needs a clause that states the question's."""
     if relation.held_constant(text, aliases):
         return SentenceStance(None, 0.0, "")
-    if not relation.asks_explanation:
-        text = _cut(text, _away_spans(text))
+    text = without_explained_away(text, relation.asks_explanation)
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):
         if own_question and _own_words_yes(whole, text, relation, aliases):
@@ -913,8 +911,7 @@ def _candidate_stance(
 ) -> SentenceStance | None:
     """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
     conclusion about another population)."""
-    text = sentence.text if relation.asks_explanation else _cut(sentence.text,
-                                                                  _away_spans(sentence.text))
+    text = without_explained_away(sentence.text, relation.asks_explanation)
     if not shares_words:  # the labelled conclusion about the study's own question
         read = sentence_stance(text, question_stems, asks_sameness=sameness)
         return None if RECOMMENDATION.search(sentence.text) else read

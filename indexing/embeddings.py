@@ -26,6 +26,7 @@ import numpy as np
 from langchain_core.embeddings import Embeddings
 
 from settings.errors import ModelLoadError
+from settings.threads import threads_set
 
 if TYPE_CHECKING:
     from settings.config import Config
@@ -118,15 +119,9 @@ class Embedder(Embeddings):
         def run(enc: Batch) -> np.ndarray:
             # torch's thread count is the process's (a build and a query embedder, or the
             # transformers LLM, may share one): this embedder's own while it runs, then restored
-            before = torch.get_num_threads()
-            if before != self.threads:
-                torch.set_num_threads(self.threads)
-            try:
-                with torch.inference_mode():
-                    out = model(**{k: torch.from_numpy(v) for k, v in enc.items()})
-            finally:
-                if before != self.threads:
-                    torch.set_num_threads(before)
+            with (threads_set(self.threads, torch.get_num_threads, torch.set_num_threads),
+                  torch.inference_mode()):
+                out = model(**{k: torch.from_numpy(v) for k, v in enc.items()})
             hidden: np.ndarray = out.last_hidden_state.float().numpy()
             return hidden
 

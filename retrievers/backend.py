@@ -8,8 +8,7 @@ protocol.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 
 import faiss
 import numpy as np
@@ -32,6 +31,7 @@ from retrievers.dense_filter import FilterIndex, filtered_search
 from retrievers.filters import Filters
 from retrievers.service import CorpusWords
 from settings.config import Config
+from settings.threads import threads_set
 
 
 def identity_relevance(score: float) -> float:
@@ -157,7 +157,10 @@ class FaissBM25Backend:
         mask = self._mask(filters)
         if self.vectorstore is None or (mask is not None and not mask.any()):
             return []
-        with faiss_threads(self.search_threads):
+        # one question's search on 37k vectors: 3.9 ms on one thread, 4.8 ms on two, quiet;
+        # 9 ms against 35 ms with two other processes busy
+        with threads_set(self.search_threads, faiss.omp_get_max_threads,
+                         faiss.omp_set_num_threads):
             return self._dense_search(query, k, threshold, mask)
 
     def _dense_search(
@@ -181,22 +184,6 @@ class FaissBM25Backend:
                 query, k=fetch_k, fetch_k=fetch_k, score_threshold=threshold
             )
         return [_with_score(doc, score) for doc, score in pairs]
-
-
-@contextmanager
-def faiss_threads(n: int) -> Iterator[None]:
-    """FAISS's OpenMP threads (the process's) set to ``n`` for one search, then restored: one
-    question's search on 37k vectors took 3.9 ms on one thread and 4.8 ms on two on a quiet
-    2-core machine, and 9 ms against 35 ms with two other processes busy
-    (docs/measurements-retrieval.md "Query threads")."""
-    before = faiss.omp_get_max_threads()
-    if before != n:
-        faiss.omp_set_num_threads(n)
-    try:
-        yield
-    finally:
-        if before != n:
-            faiss.omp_set_num_threads(before)
 
 
 def _with_score(doc: Document, score: float) -> Document:

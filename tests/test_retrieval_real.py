@@ -156,7 +156,7 @@ def test_a_dense_search_runs_faiss_on_the_query_threads_and_restores_them(
         small_retriever, monkeypatch) -> None:
     """FAISS's OpenMP thread count is the process's: a search runs on ``index.query_threads``
     (1) and leaves the count as it found it (docs/measurements-retrieval.md "Query threads").
-    Mutations caught: dense_search without faiss_threads -> the search runs on 3; the count
+    Mutations caught: dense_search without threads_set -> the search runs on 3; the count
     not restored -> 1 after it."""
     import faiss
 
