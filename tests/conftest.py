@@ -48,6 +48,7 @@ INDEX_CODE = [
     "ingest/design.py",
     "ingest/sentences.py",
     "settings/errors.py",
+    "settings/threads.py",
 ]
 SMALL_INDEX_THRESHOLD = 0.25
 ADHD = re.compile(r"\b(ADHD|attention[- ]deficit|methylphenidate|stimulant)", re.IGNORECASE)
