@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import logging
 import sys
 from collections.abc import Sequence
 
@@ -205,8 +206,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+# Libraries that log routine events at INFO, which the chat's INFO log would show. faiss's loader
+# reports each CPU build it could not load ("ModuleNotFoundError ... swigfaiss_avx2") before the
+# one that loads: a normal start that reads like a failure.
+QUIET_LOGGERS = ("faiss.loader",)
+
+
 def main(argv: list[str] | None = None) -> int:
     offline_env()
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     argv = sys.argv[1:] if argv is None else argv
     args = build_parser(argv).parse_args(argv)
     if getattr(args, "_missing", None):

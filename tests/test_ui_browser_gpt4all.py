@@ -75,6 +75,7 @@ def test_the_configured_backend_streams_cited_answers_in_the_chat(
         finally:
             chat.close()
     log = srv.log()
+    assert "Traceback" not in log and "ModuleNotFoundError" not in log, log[:3000]  # a clean start
     loaded = f"language model loaded: {MODEL_CLASS[backend]} (llm.backend: {backend})"
     assert loaded in log, log[-2000:]
     generated = re.search(r"generation ended after (\d+) new tokens", log)
