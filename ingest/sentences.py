@@ -12,6 +12,9 @@ A boundary is ``.``/``!``/``?`` (plus closing quotes/brackets) followed by white
 capital letter, a digit or an opening bracket, unless the word before the stop is a known
 abbreviation or the stop sits inside an open parenthesis that closes soon after. A section label
 starts a new sentence and is kept out of the sentence's span but recorded as its ``section``.
+The abstracts' rule also ends a sentence where PubMed's text lost the white space after it
+("rates.Conclusions In ...", "(BMI).We surveyed": ``SplitRule.glued``; 249 of the 16,656 shared
+abstracts have one).
 
 That is :data:`ABSTRACTS`, the rule grounding, the chat and the evaluations read abstracts with.
 Three callers keep a plainer :class:`SplitRule` of the same splitter, because what they produce
@@ -42,6 +45,15 @@ NUMBERED_ABBREVIATIONS = frozenset("no nos fig figs tab ref refs eq eqs vol".spl
 # An upper-case section label: "RESULTS:", "METHODS AND FINDINGS:", "CONCLUSIONS/SIGNIFICANCE:".
 # At a paragraph start, or inline after a sentence end (MEDLINE text, re-joined chunks).
 _LABEL = re.compile(r"(?:(?<![^\n])|(?<=[.!?)\]]\s))\s*([A-Z][A-Z0-9 ,&/()-]{2,60}[A-Z)]):\s+")
+# A heading glued to the stop before it ("rates.Conclusions In a whole ...", "follow-up.Setting
+# Scotland."), as the lost line break leaves a structured abstract's mixed-case headings; a
+# capital or a digit must follow, so "accuracy.Participants were aged" stays a sentence.
+_GLUED_LABEL = re.compile(
+    r"(?<=[A-Za-z0-9][a-z)\]%][.!?])((?:Background|Introduction|Objectives?|Aims?|Purpose|Context|"
+    r"Methods?|Materials and methods|Design|Setting|Participants|Patients|Interventions?|"
+    r"Measurements|Main outcome measures?|Results?|Main results|Findings|Conclusions?|"
+    r"Interpretation|Discussion|Limitations|Significance))[:.]?\s+(?=[A-Z0-9])"
+)
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)$")
 _PAREN_LOOKAHEAD = 250  # an open "(" must close within this many characters to hold a boundary
 
@@ -63,6 +75,12 @@ class SplitRule:
     parentheses: bool  # a stop inside an open "(" / "[" that closes soon holds the boundary
     section_labels: bool  # "RESULTS:" starts a sentence and becomes its ``section``
     lines: bool  # every line is a paragraph of its own (else a newline is white space)
+    # "rates.Conclusions In ..." / "(BMI).We surveyed": a stop after a lower-case letter, ")",
+    # "]" or "%" (itself after a letter or digit: "p.Arg12His" and "J.Smith" stay whole) and
+    # straight before a capitalised word ends a sentence without white space
+    # (PubMed text that lost the line break between two paragraphs or sections; a known heading
+    # there becomes the next sentence's ``section``). Off for the rules whose output is fixed.
+    glued: bool = False
 
 
 ABSTRACTS = SplitRule(
@@ -72,6 +90,7 @@ ABSTRACTS = SplitRule(
     parentheses=True,
     section_labels=True,
     lines=True,
+    glued=True,
 )
 
 
@@ -79,7 +98,9 @@ ABSTRACTS = SplitRule(
 def _patterns(rule: SplitRule) -> tuple[re.Pattern[str], re.Pattern[str]]:
     """(the stop, the white space and next sentence's first character) of a rule."""
     closers = f"[{re.escape(rule.closers)}]*" if rule.closers else ""
-    return re.compile(rf"[.!?]+{closers}(?=\s)"), re.compile(rf"\s+([{rule.starts}])")
+    glued = r"|(?<=[A-Za-z0-9][a-z)\]%])[.!?](?=[A-Z][a-z])" if rule.glued else ""
+    # the stop is followed by white space, or glued to the next word: either way ``\s*``
+    return re.compile(rf"[.!?]+{closers}(?=\s){glued}"), re.compile(rf"\s*([{rule.starts}])")
 
 
 @dataclass(frozen=True)
@@ -192,7 +213,10 @@ def _segments(text: str, rule: SplitRule) -> list[tuple[int, int, str | None]]:
         return [(0, len(text), None)]
     segments: list[tuple[int, int, str | None]] = []
     pos, label = 0, None
-    for m in _LABEL.finditer(text):
+    labels = list(_LABEL.finditer(text))
+    if rule.glued:
+        labels = sorted([*labels, *_GLUED_LABEL.finditer(text)], key=lambda m: m.start())
+    for m in labels:
         segments.append((pos, m.start(1), label))
         pos, label = m.end(), m.group(1).strip()
     segments.append((pos, len(text), label))

@@ -45,6 +45,7 @@ TRICKY = [
     "A.\n\nb is lower.\r\nC is higher!  D? E",
     "  leading and trailing white space.   ",
     "Mean age 54.3 years. “Quoted” start. Ok...  Done",
+    "Lower rates.Conclusions In all. Mass index (BMI).We surveyed 5%.The rest.",
     "",
 ]
 
@@ -90,6 +91,12 @@ def test_the_tokenizer_sample_rule_splits_as_the_sample_was_drawn(text: str) -> 
             ["Aim.", "RESULTS: It worked."],
         ),
         ("lines", "First line\nsecond line.", ["First line", "second line."], None),
+        (
+            "glued",
+            "Lower rates.Conclusions In all. Mass index (BMI).We surveyed 5%.The rest.",
+            ["Lower rates.", "In all.", "Mass index (BMI).", "We surveyed 5%.", "The rest."],
+            ["Lower rates.Conclusions In all.", "Mass index (BMI).We surveyed 5%.The rest."],
+        ),
     ],
 )
 def test_each_switch_of_a_rule_holds_or_makes_its_boundaries(
@@ -100,6 +107,36 @@ def test_each_switch_of_a_rule_holds_or_makes_its_boundaries(
     off = dataclasses.replace(ABSTRACTS, **{switch: False})
     assert sentence_texts(text, ABSTRACTS) == with_it
     assert sentence_texts(text, off) == (without_it or [text])
+
+
+def test_a_heading_glued_to_the_stop_before_it_becomes_the_next_sentences_section() -> None:
+    # PubMed text that lost the line break between a structured abstract's sections
+    # mutation caught: _GLUED_LABEL left out of _segments (the heading stays in the sentence),
+    # or its look-ahead for a capital or digit dropped ("accuracy.Participants were" a heading)
+    text = ("Prospective cohort study.Setting Scotland.Participants 33 536 men.Results IQ "
+            "predicted death rates.Conclusions In a whole population it held. Test "
+            "accuracy.Participants were aged 1 to 6 years.")
+    assert [(s.section, s.text) for s in split_sentences(text)] == [
+        (None, "Prospective cohort study."),
+        ("Setting", "Scotland."),
+        ("Participants", "33 536 men."),
+        ("Results", "IQ predicted death rates."),
+        ("Conclusions", "In a whole population it held."),
+        ("Conclusions", "Test accuracy."),
+        ("Conclusions", "Participants were aged 1 to 6 years."),
+    ]
+    assert split_sentences(text)[4].kind == "conclusion"
+
+
+def test_a_stop_inside_a_name_or_a_variant_is_no_glued_boundary() -> None:
+    # mutation caught: the two-character look-behind cut to one ("p.Arg123His" and "J.Smith"
+    # split), or abbreviations not checked on a glued stop ("e.g.Smith" split)
+    text = "The p.Arg123His variant by J.Smith (see e.g.Smith et al.). Logistic (Log.Regr.) fits."
+    assert sentence_texts(text) == [
+        "The p.Arg123His variant by J.Smith (see e.g.Smith et al.).",
+        "Logistic (Log.Regr.) fits.",
+    ]
+    assert sentence_texts("See e.g.Smith for it.") == ["See e.g.Smith for it."]
 
 
 def test_offsets_point_into_the_text_under_every_rule() -> None:
