@@ -39,9 +39,11 @@ from typing import TYPE_CHECKING
 from chains.populations import (
     ANIMALS,
     GENERIC,
+    LIFE_STAGES,
     heading_of,
     in_abstracts_words,
     is_food_animal,
+    is_life_stage_modifier,
     is_population,
     is_possessive_population,
 )
@@ -89,6 +91,9 @@ _STOP_AFTER = frozenset(
 )
 # a switch frame: the group named after one of these ("in adults", "among teens", "for boys")
 _FRAME = frozenset("about in among for".split())
+# before a time-of-life word, these make it the time of the topic, not a modifier ("in childhood")
+_PREPOSITIONS = frozenset("in during at from since through throughout after before across by of"
+                          .split())
 # a clause of a follow-up ends at punctuation or where a question verb starts a new clause
 _CLAUSE_END = re.compile(r"\s*(?:[,;:?!–—]|\s-\s|\.(?:\s|$))\s*")
 _CLAUSE_VERB = frozenset(
@@ -287,9 +292,13 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
         return core.replace(old_group, group, 1)
     all_toks = _tokens(core)
     core_words = [t.group().lower() for t in all_toks]
-    toks = [t for t in all_toks
+    # a switch to persons keeps a time of life that modifies the topic ("childhood IQ"); a
+    # switch to another time of life ("what about adolescence?") replaces it
+    to_persons = not any(w.lower() in LIFE_STAGES for w in _words(group))
+    toks = [t for i, t in enumerate(all_toks)
             if (is_population(t.group()) or is_possessive_population(t.group()))
-            and not is_food_animal(t.group(), core_words)]  # fmt: skip
+            and not is_food_animal(t.group(), core_words)
+            and not (to_persons and _modifies_next(core, all_toks, i))]  # fmt: skip
     if not toks:
         return f"{core} in {group}".strip()
     first = all_toks.index(toks[0])
@@ -309,6 +318,18 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     out = re.sub(r"\s+'s\b", "", out)
     out = re.sub(r"\b(or|and|of|with|in)\s+(?=(?:or|and|of|with|in)\b|[,?.]|$)", "", out)
     return re.sub(r"\s{2,}", " ", out).strip(" ,")
+
+
+def _modifies_next(core: str, toks: Sequence[re.Match[str]], i: int) -> bool:
+    """Whether token ``i`` is a time-of-life word modifying the word after it ("*childhood*
+    intelligence", not "in childhood"): :func:`chains.populations.is_life_stage_modifier`, the
+    two one space apart, no preposition before it."""
+    if i + 1 >= len(toks) or core[toks[i].end() : toks[i + 1].start()] != " ":
+        return False
+    if i > 0 and toks[i - 1].group().lower() in _PREPOSITIONS:
+        return False
+    nxt = toks[i + 1].group()
+    return nxt.lower() not in QUESTION_STOPWORDS and is_life_stage_modifier(toks[i].group(), nxt)
 
 
 def _bare_switch(body: str) -> str | None:

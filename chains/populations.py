@@ -64,6 +64,23 @@ POPULATION_WORDS: frozenset[str] = frozenset(
 GENERIC = frozenset("people persons individuals humans patients population".split())
 
 
+# Check-tag words that name a time of life or a parent's side, not persons. Before another word
+# they say when or through whom an exposure came ("*childhood* intelligence", "*prenatal*
+# exposure", "*maternal* smoking"), not who was studied, so a switch to another group ("and in
+# women?") keeps them and adds its group.
+LIFE_STAGES = frozenset(
+    "childhood adolescence adulthood midlife prenatal antenatal postpartum neonatal maternal "
+    "paternal".split()
+)
+
+
+def is_life_stage_modifier(word: str, next_word: str) -> bool:
+    """Whether ``word`` is a time-of-life word (:data:`LIFE_STAGES`) used before ``next_word``,
+    the word straight after it, as its modifier: ``next_word`` is a word and names no group."""
+    return (word.lower() in LIFE_STAGES and next_word[:1].isalpha()
+            and not is_population(next_word) and not is_possessive_population(next_word))
+
+
 def heading_of(word: str) -> str | None:
     """The MeSH check tag a (lower-cased) word names, or None."""
     for heading, words in CHECK_TAGS.items():

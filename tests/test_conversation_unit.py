@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import pytest
+
 from chains.conversation import (
     COUNTERPART_BAR,
     plan_followup,
@@ -50,6 +52,29 @@ def test_a_qualifying_word_goes_with_the_group_it_qualifies() -> None:
              "and in dental students?"]  # fmt: skip
     last = resolve_conversation(turns)[-1]
     assert "dental students" in last.standalone and "nursing" not in last.standalone
+
+
+@pytest.mark.parametrize(("turns", "has", "lacks"), [
+    (["Does childhood intelligence predict health in later life?", "and in women?"],
+     "childhood intelligence predict health in later life in women", ""),
+    (["Does maternal smoking lower children's IQ?", "and in boys?"],
+     "maternal smoking lower boys IQ", "children"),
+    (["Does prenatal alcohol exposure affect IQ in children?", "what about adults?"],
+     "prenatal alcohol exposure affect IQ in adults", "children"),
+    # a time of life as the topic's time, or a switch to another time of life, is replaced
+    (["Does childhood obesity predict diabetes?", "what about adolescence?"],
+     "adolescence obesity predict diabetes", "childhood"),
+    (["Is higher IQ in childhood linked to living longer?", "and in women?"],
+     "higher IQ in women linked to living longer", "childhood"),
+])
+def test_a_time_of_life_that_modifies_the_topic_stays_when_the_group_switches(
+        turns: list[str], has: str, lacks: str) -> None:
+    # "childhood intelligence" says when intelligence was measured, not who was studied: it was
+    # replaced by the group ("women intelligence predict health ...").
+    # mutation caught: _modifies_next always False (the first three), to_persons always True
+    # (the fourth), the preposition check dropped (the last)
+    last = resolve_conversation(turns)[-1].standalone
+    assert has in last and (not lacks or lacks not in words(last)), last
 
 
 def test_a_generic_group_in_a_detail_question_is_no_switch() -> None:
