@@ -7,16 +7,38 @@ digits survive as single terms (``COVID-19`` → ``covid-19``, also ``covid`` an
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from pathlib import Path
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+def english_stop_words() -> frozenset[str]:
+    """scikit-learn's ``ENGLISH_STOP_WORDS`` (the Glasgow IR group's list every BM25 index here
+    was built with), read from the one module of scikit-learn that holds it. Importing
+    ``sklearn`` itself loads scipy and pandas (about 2 s on 2 cores), which every process that
+    tokenizes (the chat, each CLI command) would pay for a list of words; the whole package is
+    imported only when that module is not where this scikit-learn version kept it."""
+    spec = importlib.util.find_spec("sklearn")
+    origin = Path(spec.origin).parent if spec and spec.origin else None
+    path = origin / "feature_extraction" / "_stop_words.py" if origin else None
+    if path is not None and path.is_file():
+        loaded = importlib.util.spec_from_file_location("_sklearn_stop_words", path)
+        if loaded is not None and loaded.loader is not None:
+            module = importlib.util.module_from_spec(loaded)
+            loaded.loader.exec_module(module)
+            words = getattr(module, "ENGLISH_STOP_WORDS", None)
+            if isinstance(words, frozenset) and words:
+                return frozenset(words)
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    return frozenset(ENGLISH_STOP_WORDS)
 
 # Alphanumeric runs joined by inner hyphens, slashes or dots ("covid-19", "5-ht2a", "0.05").
 _TOKEN = re.compile(r"[0-9a-z\u00c0-\u024f]+(?:[-/.][0-9a-z\u00c0-\u024f]+)*")
 _SPLIT = re.compile(r"[-/.]")
-STOPWORDS = frozenset(ENGLISH_STOP_WORDS)
+STOPWORDS = english_stop_words()
 
 
 def tokenize(text: str, *, stopwords: bool = True) -> list[str]:

@@ -311,3 +311,30 @@ def test_rare_keywords_keep_question_order() -> None:
     assert words == sorted(
         words, key=lambda w: "Is ubiquinone related to ADHD pathogenesis".find(w)
     )
+
+
+def test_the_stop_words_are_scikit_learns_without_importing_scikit_learn() -> None:
+    """Every BM25 index was built with scikit-learn's English stop words; the chat and each CLI
+    command read that list from its one module instead of importing scikit-learn, and import
+    nltk's Porter stemmer without the scikit-learn and scipy.stats pieces nltk's init loads
+    (together about 2 s at every start). Mutation caught: ``indexing/tokenize.py`` importing
+    ``sklearn.feature_extraction.text`` again, or ``indexing/stems.py`` importing nltk plainly
+    (the subprocess sees sklearn loaded); the module read from another file (the list
+    differs)."""
+    import subprocess
+    import sys
+
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from indexing.tokenize import STOPWORDS
+    from tests.conftest import REPO
+
+    assert STOPWORDS == ENGLISH_STOP_WORDS and len(STOPWORDS) > 300
+    code = ("import sys, indexing.tokenize, chains.modes, grounding.compose\n"
+            "from indexing.stems import stem\n"
+            "assert stem('Saunas') == 'sauna' and stem('hypogonadal') == 'hypogonad'\n"
+            "print(sorted(m for m in ('sklearn', 'pandas', 'scipy.stats') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True,
+                         text=True, timeout=120)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "[]"
