@@ -102,9 +102,7 @@ def load_gpt4all(
             "llm.backend gpt4all needs a .gguf file: set llm.model_path to it (or llm.gguf_file)"
         )
     source = loc.folder / loc.gguf_file
-    cache_dir = Path(llm.gguf_cache).expanduser()
-    if not cache_dir.is_absolute() and root is not None:
-        cache_dir = root / cache_dir
+    cache_dir = llm.gguf_cache_dir(root)
     try:
         prepared = prepare_for_gpt4all(source, cache_dir, None if packaged else {})
     except (OSError, ValueError) as err:

@@ -129,6 +129,7 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
             f"the huggingface backend needs transformers and torch: {err}"
         ) from err
 
+    from llms.gguf_dequantized import dequantized_folder
     from llms.hf_chat import LocalHFChatModel
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
@@ -170,9 +171,15 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
         else:
             kwargs["dtype"] = torch.float16
         kwargs["device_map"] = "auto"
+    folder = str(loc.folder)
     try:
-        tokenizer = AutoTokenizer.from_pretrained(str(loc.folder), **kwargs_for_tokenizer(kwargs))
-        model = AutoModelForCausalLM.from_pretrained(str(loc.folder), **kwargs)
+        if loc.gguf_file:  # converted once into llm.gguf_cache (llms/gguf_dequantized.py)
+            converted = dequantized_folder(loc.folder / loc.gguf_file, llm.gguf_cache_dir(root))
+            if converted is not None:
+                folder = str(converted)
+                kwargs.pop("gguf_file")
+        tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs_for_tokenizer(kwargs))
+        model = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
     except Exception as err:
         raise ModelLoadError(
             f"could not load the LLM from llm.model_path={loc.folder / (loc.gguf_file or '')}: "

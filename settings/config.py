@@ -239,6 +239,15 @@ class _LocalLLM(_LLMCommon):
     gguf_file: str | None = None
     device: Literal["auto", "cpu", "cuda", "gpu"] = "auto"
     repetition_penalty: float = Field(1.1, gt=0)
+    gguf_cache: str = Field(
+        "faiss_indices/gguf", description="what a GGUF is converted to once: gpt4all's "
+        "compatible copy of the default model, transformers' dequantized folder"
+    )
+
+    def gguf_cache_dir(self, root: Path | None) -> Path:
+        """``gguf_cache`` as a folder: relative to ``root`` unless it is absolute."""
+        path = Path(self.gguf_cache).expanduser()
+        return root / path if root is not None and not path.is_absolute() else path
 
 
 class HuggingFaceLLMConfig(_LocalLLM):
@@ -256,7 +265,6 @@ class GPT4AllLLMConfig(_LocalLLM):
         None, ge=1, description="gpt4all CPU threads (default: the usable cores but one, 1 to 4)"
     )
     n_batch: int = Field(128, ge=1, description="gpt4all: prompt tokens evaluated per batch")
-    gguf_cache: str = Field("faiss_indices/gguf", description="gpt4all: default GGUF copy")
 
 
 class OpenAILLMConfig(_LLMCommon):

@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from settings.config import LLM_SECTIONS, Config, GPT4AllLLMConfig, OpenAILLMConfig
+from settings.config import LLM_SECTIONS, Config, OpenAILLMConfig
 
 
 def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = None
@@ -26,7 +26,7 @@ def portable_config(cfg: Config, overrides: dict[str, dict[str, Any]] | None = N
         data["prompts"][key] = str(cfg.resolve(value))
     if not isinstance(cfg.llm, OpenAILLMConfig) and cfg.llm.model_path:
         data["llm"]["model_path"] = str(cfg.resolve(cfg.llm.model_path))
-    if isinstance(cfg.llm, GPT4AllLLMConfig):
+    if not isinstance(cfg.llm, OpenAILLMConfig):
         data["llm"]["gguf_cache"] = str(cfg.resolve(cfg.llm.gguf_cache))
     data["history"]["folder"] = str(cfg.resolve(cfg.history.folder))
     data["library"]["dir"] = str(cfg.resolve(cfg.library.dir))

@@ -97,3 +97,48 @@ def test_assistant_prefix_is_continued(real_llm) -> None:
     msgs = [HumanMessage("Is exercise good for health? Explain in one sentence.")]
     out = real_llm.bind(max_new_tokens=10, assistant_prefix="Yes. ").invoke(msgs).content
     assert out.strip() and not out.startswith("Yes. ")
+
+
+def test_a_gguf_is_converted_once_and_its_folder_holds_the_same_model(
+        tmp_path, caplog: pytest.LogCaptureFixture) -> None:
+    """The huggingface backend converts a GGUF once into llm.gguf_cache and loads that folder at
+    later starts: the folder's weights and tokenizer must be the ones transformers reads from
+    the GGUF itself. Mutations caught: the finished-folder check dropped (converted twice), the
+    tokenizer not saved (no tokenizer.json)."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    from llms.gguf_dequantized import DONE_FILES, convert, dequantized_folder
+    from llms.llm import default_model_location
+
+    loc = default_model_location()
+    assert loc.gguf_file is not None
+    source = loc.folder / loc.gguf_file
+    model, tokenizer = convert(source)  # what loading the GGUF directly gives
+    calls: list[object] = []
+
+    def once(path):
+        calls.append(path)
+        return model, tokenizer
+
+    cache = tmp_path / "gguf"
+    with caplog.at_level(logging.INFO, logger="llms.gguf_dequantized"):
+        first = dequantized_folder(source, cache, once)
+        again = dequantized_folder(source, cache, once)
+    assert first is not None and again == first and calls == [source]
+    assert sum("converted" in r.getMessage() for r in caplog.records) == 1
+    names = {p.name for p in first.iterdir()}
+    assert set(DONE_FILES) <= names
+    assert not any(n.endswith((".bin", ".pt", ".pth", ".pkl")) for n in names)  # no pickle
+    assert [p.name for p in cache.iterdir()] == [first.name]  # no temporary folder left
+
+    loaded = AutoModelForCausalLM.from_pretrained(str(first), local_files_only=True)
+    want, got = model.state_dict(), loaded.state_dict()
+    assert want.keys() == got.keys()
+    assert all(got[k].dtype == want[k].dtype and torch.equal(got[k], want[k]) for k in want)
+    loaded_tok = AutoTokenizer.from_pretrained(str(first), local_files_only=True)
+    chat = [{"role": "user", "content": "Does methylphenidate help ADHD? 12.5 mg, p<0.05."}]
+    prompt = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True)
+    assert loaded_tok.apply_chat_template(chat, tokenize=False,
+                                          add_generation_prompt=True) == prompt  # fmt: skip
+    assert loaded_tok(prompt).input_ids == tokenizer(prompt).input_ids
