@@ -185,15 +185,19 @@ ASKED = "Is childhood intelligence associated with health in later life?"
 
 
 def _ask(cfg_file: Path, *args: str) -> str:
-    import subprocess
-    import sys
+    """``python -m app --config cfg_file ask ARGS``'s printed output, run through the CLI's own
+    entry point in this process: a subprocess would import and load everything again for each
+    call (about 25 s of CPU each); tests/test_cli_paths.py runs the command as a process."""
+    import contextlib
+    import io
 
-    from tests.conftest import REPO
+    from app.cli import main
 
-    out = subprocess.run([sys.executable, "-m", "app", "--config", str(cfg_file), "ask", *args],
-                         cwd=REPO, capture_output=True, text=True, timeout=300)  # fmt: skip
-    assert out.returncode == 0, out.stderr
-    return out.stdout
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = main(["--config", str(cfg_file), "ask", *args])
+    assert code == 0, err.getvalue()
+    return out.getvalue()
 
 
 @pytest.fixture(scope="module")
