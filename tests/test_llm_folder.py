@@ -1,18 +1,16 @@
 """``llm.model_path`` pointing at a transformers model folder (not a GGUF) loads and generates.
 
-The folder is made once from the packaged SmolLM2 GGUF (loaded by the project, its weights copied
-into an unquantized model, then ``save_pretrained`` of that model and the tokenizer into a
-temporary folder), so both must generate the same tokens greedily; a folder without model files
-is the project's ``ModelLoadError`` naming it.
+The folder is made once from the packaged SmolLM2 GGUF (loaded by the project, then saved as the
+backend saves a converted GGUF, ``llms.gguf_dequantized.save_dequantized``, with the tokenizer,
+into a temporary folder), so both must generate the same tokens greedily; a folder without model
+files is the project's ``ModelLoadError`` naming it.
 """
 
 from __future__ import annotations
 
-import copy
 import importlib.util
 import shutil
 from pathlib import Path
-from typing import Any
 
 import pytest
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
@@ -45,21 +43,6 @@ def load(llm: HuggingFaceLLMConfig) -> LocalHFChatModel:
     return model
 
 
-def plain_copy(model: Any) -> Any:
-    """The same weights in an unquantized model: transformers refuses to ``save_pretrained`` a
-    model loaded from a GGUF (its "gguf" quantizer is not serializable), although the tensors
-    were dequantized to float32 on loading."""
-    from transformers import AutoModelForCausalLM
-
-    config = copy.deepcopy(model.config)
-    if hasattr(config, "quantization_config"):
-        del config.quantization_config
-    plain = AutoModelForCausalLM.from_config(config, dtype=model.dtype)
-    plain.load_state_dict(model.state_dict())
-    plain.generation_config = copy.deepcopy(model.generation_config)
-    return plain.eval()
-
-
 @pytest.fixture(scope="module")
 def gguf_llm(smollm2_hf: LocalHFChatModel) -> LocalHFChatModel:
     """The packaged GGUF as load(HuggingFaceLLMConfig(device="cpu", max_new_tokens=8)) gives it:
@@ -71,8 +54,10 @@ def gguf_llm(smollm2_hf: LocalHFChatModel) -> LocalHFChatModel:
 def model_folder(gguf_llm: LocalHFChatModel, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The packaged GGUF saved as an ordinary transformers folder (config, safetensors,
     tokenizer files; no .gguf)."""
+    from llms.gguf_dequantized import save_dequantized
+
     folder = tmp_path_factory.mktemp("smollm2-transformers")
-    plain_copy(gguf_llm.model).save_pretrained(folder)
+    save_dequantized(gguf_llm.model, folder)
     gguf_llm.tokenizer.save_pretrained(folder)
     assert (folder / "config.json").is_file() and list(folder.glob("*.safetensors"))
     assert not list(folder.glob("*.gguf"))
