@@ -111,7 +111,9 @@ class Embedder(Embeddings):
     def _load_torch(self, bf16: bool) -> Callable[[Batch], np.ndarray]:
         import torch
         from transformers import AutoModel
+        from transformers.utils import logging as hf_logging
 
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no bar in the log
         model = AutoModel.from_pretrained(str(self.model_dir)).eval()
         if bf16:  # fast where the CPU has AVX512-BF16/AMX; cosine to fp32 stays above 0.9999
             model = model.to(torch.bfloat16)
