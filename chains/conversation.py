@@ -54,6 +54,7 @@ from chains.queries import (
     content_terms,
     names_own_topic,
 )
+from grounding.concepts import QUESTION_FRAME
 
 if TYPE_CHECKING:
     from grounding.concepts import CorpusTerms
@@ -431,10 +432,12 @@ def _replace_counterpart(core: str, switch: str, similar: Similarity | None) -> 
     """``core`` with the words ``switch`` stands in for replaced by it (their MiniLM cosine with
     the switch >= ``COUNTERPART_BAR``); without a counterpart the switch is added."""
     switch = re.sub(r"^(?:the|a|an|their|its|his|her)\s+", "", switch, flags=re.IGNORECASE)
+    # a word that frames the question ("later", "higher", "predict") is no counterpart: "what
+    # about dying earlier?" names an outcome, it does not replace the "later" of "later life"
     toks = [
         t for t in _tokens(core)
         if t.group().lower() not in QUESTION_STOPWORDS and not is_population(t.group().lower())
-        and len(t.group()) > 2
+        and t.group().lower() not in QUESTION_FRAME and len(t.group()) > 2
     ]  # fmt: skip
     if similar is not None and toks:
         own = {w.lower() for w in _own_terms(switch)}

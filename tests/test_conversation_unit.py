@@ -133,6 +133,19 @@ def test_a_bare_switch_replaces_its_counterpart_when_the_embedder_says_so() -> N
     assert "bipolar" in added and "depression" in added
 
 
+def test_a_word_that_frames_the_question_is_no_counterpart() -> None:
+    # MiniLM puts "later" close to "dying earlier" (the chat searched "childhood intelligence
+    # predict health in dying earlier life"); "later" frames the question, it names nothing.
+    # mutation caught: QUESTION_FRAME words kept among the counterpart candidates
+    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
+        return [0.9 if c.lower() == "later" else 0.1 for c in candidates]
+
+    turns = ["Does childhood intelligence predict health in later life?",
+             "what about dying earlier?"]  # fmt: skip
+    out = standalone_question(turns[1], turns[:1], similar=similar).standalone
+    assert "in later life" in out and "dying earlier" in out, out
+
+
 def test_a_switch_that_restates_the_topics_phrase_replaces_that_phrase() -> None:
     """heldout3's ch3-05: "what about hearing loss in both ears?" after "Do children with
     hearing loss in one ear have lower IQ?" was searched as "children with hearing loss in one
