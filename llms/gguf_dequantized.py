@@ -8,7 +8,8 @@ that folder with the same settings (dtype, device) the GGUF would have been load
 is the file's resolved path, size and modification time: a changed file gets a folder of its own.
 The folder is written under a temporary name and renamed into place, so an interrupted write
 leaves no half folder and two starts writing at once each end with a whole one. A cache that
-cannot be written is logged once and the GGUF is loaded as before.
+cannot be written is logged and the GGUF is loaded as before. The folder is read as safetensors
+only: a pickled weights file put there is never loaded.
 """
 
 from __future__ import annotations
@@ -89,7 +90,7 @@ def dequantized_folder(source: Path, cache_dir: Path,
         os.chmod(tmp, 0o755)
         os.replace(tmp, target)
         log.info("converted %s for transformers once, into %s", source.name, target)
-    except OSError as err:
+    except Exception as err:  # noqa: BLE001 - a disk error or a model transformers cannot save
         if not is_complete(target):  # not another start's finished folder
             log.warning("could not cache the converted %s in %s (%s): it is converted at each "
                         "start", source.name, cache_dir, err)  # fmt: skip

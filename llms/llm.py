@@ -178,6 +178,7 @@ def _load_huggingface(llm: HuggingFaceLLMConfig, root: Path | None) -> BaseChatM
             if converted is not None:
                 folder = str(converted)
                 kwargs.pop("gguf_file")
+                kwargs["use_safetensors"] = True  # never a pickle put into the cache
         tokenizer = AutoTokenizer.from_pretrained(folder, **kwargs_for_tokenizer(kwargs))
         model = AutoModelForCausalLM.from_pretrained(folder, **kwargs)
     except Exception as err:
