@@ -3,7 +3,7 @@ switch replaces the topic's group, a bare switch its counterpart, a new topic st
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import pytest
 
@@ -119,10 +119,17 @@ def test_a_self_contained_question_becomes_the_topic() -> None:
     assert "mortality" in words(women.standalone) and "training" not in words(women.standalone)
 
 
-def test_a_bare_switch_replaces_its_counterpart_when_the_embedder_says_so() -> None:
-    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
-        return [0.9 if c.lower() == "bipolar" else 0.1 for c in candidates]
+def close_to(*words: str) -> Callable[[str, Sequence[str]], list[float]]:
+    """A stand-in for MiniLM's similarity: 0.9 for ``words``, 0.1 for any other candidate."""
 
+    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
+        return [0.9 if c.lower() in words else 0.1 for c in candidates]
+
+    return similar
+
+
+def test_a_bare_switch_replaces_its_counterpart_when_the_embedder_says_so() -> None:
+    similar = close_to("bipolar")
     turns = ["Is being highly intelligent a risk factor for bipolar disorder?",
              "what about depression?"]  # fmt: skip
     replaced = standalone_question(turns[1], turns[:1], similar=similar).standalone
@@ -137,9 +144,7 @@ def test_a_word_that_frames_the_question_is_no_counterpart() -> None:
     # MiniLM puts "later" close to "dying earlier" (the chat searched "childhood intelligence
     # predict health in dying earlier life"); "later" frames the question, it names nothing.
     # mutation caught: QUESTION_FRAME words kept among the counterpart candidates
-    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
-        return [0.9 if c.lower() == "later" else 0.1 for c in candidates]
-
+    similar = close_to("later")
     turns = ["Does childhood intelligence predict health in later life?",
              "what about dying earlier?"]  # fmt: skip
     out = standalone_question(turns[1], turns[:1], similar=similar).standalone
@@ -152,9 +157,7 @@ def test_a_switch_that_restates_the_topics_phrase_replaces_that_phrase() -> None
     hearing loss in both ears have lower IQ" (only "ear" was its counterpart). Mutation caught:
     _restated_span returning the counterparts alone -> the phrase doubled."""
 
-    def similar(phrase: str, candidates: Sequence[str]) -> list[float]:
-        return [0.9 if c.lower() in ("ear", "ears") else 0.1 for c in candidates]
-
+    similar = close_to("ear", "ears")
     turns = ["Do children with hearing loss in one ear have lower IQ?",
              "what about hearing loss in both ears?"]  # fmt: skip
     both = standalone_question(turns[1], turns[:1], similar=similar).standalone
