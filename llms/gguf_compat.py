@@ -165,6 +165,14 @@ class GGUFCache:
         _write_atomic(path, lambda tmp: tmp.write_text(json.dumps(data, indent=1), "utf-8"))
 
 
+def source_key(source: Path) -> str:
+    """A GGUF file's key for what is converted from it once: its resolved path, size and
+    modification time (a changed or moved file gets a new key)."""
+    st = source.stat()
+    text = f"{source.resolve()}|{st.st_size}|{st.st_mtime_ns}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 def cached_tokenizer(source: Path, cache_dir: Path) -> Path | None:
     """A Hugging Face tokenizer folder converted from ``source`` (made once: converting takes
     ~15 s, loading the folder well under a second); None when transformers cannot convert it.
@@ -172,9 +180,7 @@ def cached_tokenizer(source: Path, cache_dir: Path) -> Path | None:
     The chat model counts prompt tokens with it (the context budget); ``eval tokenizer`` checks
     that its ids equal the ones gpt4all's llama.cpp produces.
     """
-    st = source.stat()
-    key = hashlib.sha256(f"{source.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
-    target = cache_dir / f"{source.stem}-{key[:16]}.tokenizer"
+    target = cache_dir / f"{source.stem}-{source_key(source)}.tokenizer"
     if (target / "tokenizer.json").is_file():
         return target
     try:

@@ -14,7 +14,6 @@ only: a pickled weights file put there is never loaded.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -22,6 +21,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from llms.gguf_compat import source_key
 
 log = logging.getLogger(__name__)
 
@@ -31,9 +32,7 @@ DONE_FILES = ("config.json", "model.safetensors", "tokenizer.json")
 
 def folder_for(source: Path, cache_dir: Path) -> Path:
     """Where the converted copy of ``source`` lives (it may not exist yet)."""
-    st = source.stat()
-    key = hashlib.sha256(f"{source.resolve()}|{st.st_size}|{st.st_mtime_ns}".encode()).hexdigest()
-    return cache_dir / f"{source.stem}-{key[:16]}.transformers"
+    return cache_dir / f"{source.stem}-{source_key(source)}.transformers"
 
 
 def is_complete(folder: Path) -> bool:
