@@ -30,6 +30,7 @@ from indexing.drug_names import drug_names
 from indexing.lay_terms import LAY_MAX_CHUNKS, LAY_MAX_ZIPF, lay_terms
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
+from indexing.word_classes import word_classes
 
 # A word rarer than this in general English (wordfreq's Zipf scale: 3 = once per million words)
 # names something specific enough that an answer must be about it, unless the corpus uses it in
@@ -169,10 +170,33 @@ class Concept:
         not found: the concept as asked when it is short and all of it is missing ("chewing
         gum"), else just the missing words ("daratumumab")."""
         if set(self.essential) <= set(missing) and len(self.words) <= 3:
-            return self.text
+            return without_frame_edges(self.text, missing)
         if self.compound and set(self.compound.split()) & set(missing):
             return self.compound
-        return " ".join(w for w in self.essential if w in missing)
+        return without_frame_edges(" ".join(w for w in self.essential if w in missing), missing)
+
+
+def without_frame_edges(name: str, missing: Sequence[str]) -> str:
+    """``name`` without the words at its ends that English uses only as a verb or an adverb
+    (:meth:`indexing.word_classes.WordClasses.names_no_thing`): "ozanimod induce" -> "ozanimod",
+    "romosozumab followed" -> "romosozumab", "adding daratumumab" -> "daratumumab". A missing
+    word goes only while another stays in the name; a name is never emptied."""
+    classes = word_classes()
+    tokens = name.split()
+    lost = {w.lower() for w in missing}
+
+    def missing_in(token: str) -> bool:
+        return bool(set(words_of(token)) & lost)
+
+    def drops(i: int) -> bool:
+        token = tokens[i]
+        rest = tokens[:i] + tokens[i + 1 :]
+        return classes.names_no_thing(token.lower()) and (
+            not missing_in(token) or any(map(missing_in, rest)))
+
+    while len(tokens) > 1 and (drops(0) or drops(len(tokens) - 1)):
+        tokens = tokens[1:] if drops(0) else tokens[:-1]
+    return " ".join(tokens)
 
 
 @dataclass(frozen=True)

@@ -72,6 +72,9 @@ class LayTerms:
     # morphine below analgesic), instances left out (WordNet's named storms, places, people)
     classes: dict[int, tuple[int, ...]] = field(default_factory=dict)
     kinds: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # every noun lemma WordNet writes in lower case ("think", "walking"; not "ADD", "Begin"):
+    # the words English uses as common nouns (:mod:`indexing.word_classes`)
+    common_nouns: frozenset[str] = frozenset()
 
     def base_forms(self, phrase: str) -> list[str]:
         """``phrase`` as WordNet lists it ("shock treatment" -> "shock_treatment"), and its
@@ -148,7 +151,7 @@ def data_dir() -> Path | None:
     return Path(spec.origin).parent / DATA_DIR
 
 
-def _checked_lines(folder: Path, name: str, sha256: dict[str, str]) -> list[str]:
+def checked_lines(folder: Path, name: str, sha256: dict[str, str]) -> list[str]:
     raw = (folder / name).read_bytes()
     digest = hashlib.sha256(raw).hexdigest()
     if digest != sha256[name]:
@@ -161,7 +164,7 @@ def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTer
     """WordNet's nouns from ``folder`` (its ``index.noun``, ``data.noun``, ``noun.exc``); raises
     ValueError when a file is not the pinned release's."""
     senses: dict[str, tuple[int, ...]] = {}
-    for line in _checked_lines(folder, "index.noun", sha256):
+    for line in checked_lines(folder, "index.noun", sha256):
         if line.startswith(" "):  # the licence at the top
             continue
         fields = line.split()
@@ -175,24 +178,26 @@ def read_lay_terms(folder: Path, sha256: dict[str, str] = DATA_SHA256) -> LayTer
     lemmas: dict[int, tuple[str, ...]] = {}
     classes: dict[int, tuple[int, ...]] = {}
     kinds: dict[int, tuple[int, ...]] = {}
-    for line in _checked_lines(folder, "data.noun", sha256):
+    common: set[str] = set()
+    for line in checked_lines(folder, "data.noun", sha256):
         if line.startswith(" "):
             continue
         fields = line.split()
+        count = int(fields[3], 16)
+        common.update(w for w in (fields[4 + 2 * i] for i in range(count)) if w.islower())
         # offset lex_filenum ss_type w_cnt(hex) word lex_id [word lex_id ...] p_cnt
         # [pointer_symbol offset pos source/target ...] | gloss
         if int(fields[1]) in _NOT_STUDIED:
             continue
-        count = int(fields[3], 16)
         offset = int(fields[0])
         lemmas[offset] = tuple(re.sub(r"\(.*\)$", "", fields[4 + 2 * i]) for i in range(count))
         at = 4 + 2 * count
         pointers = [fields[at + 1 + 4 * i: at + 5 + 4 * i] for i in range(int(fields[at]))]
         classes[offset] = tuple(int(p[1]) for p in pointers if p[0] == "@")
         kinds[offset] = tuple(int(p[1]) for p in pointers if p[0] == "~")
-    plurals = dict(line.split()[:2] for line in _checked_lines(folder, "noun.exc", sha256)
+    plurals = dict(line.split()[:2] for line in checked_lines(folder, "noun.exc", sha256)
                    if len(line.split()) >= 2)
-    return LayTerms(senses, lemmas, plurals, classes, kinds)
+    return LayTerms(senses, lemmas, plurals, classes, kinds, frozenset(common))
 
 
 @lru_cache(maxsize=1)
