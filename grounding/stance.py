@@ -600,10 +600,21 @@ _LEADING_SCOPE = re.compile(
 )
 
 
+# What a comparison's other arm follows ("... reduce fatigue COMPARED WITH placebo", "... better
+# THAN clipping"): the comparator, which a finding need not name ("Methylphenidate did not
+# improve fatigue" answers whether it reduced fatigue compared with placebo)
+_COMPARATOR = re.compile(
+    r"\b(?:compared\s+(?:with|to)|in\s+comparison\s+(?:with|to)|than|versus|vs\.?|"
+    r"relative\s+to|as\s+opposed\s+to)\s+(?:\S+\s+){0,2}$",
+    re.IGNORECASE,
+)
+
+
 def _side(question: str, text: str, verb_at: int, scope_end: int = 0) -> int:
     """0: the concept comes before the relation word (the exposure); 1: after it (the outcome);
     2: the scope, after it ("... IN children with epilepsy") or opening the question ("Among
-    adults with ADHD, ..."; ``scope_end``), which a clause need not name."""
+    adults with ADHD, ..."; ``scope_end``), or the comparator after it ("... COMPARED WITH
+    placebo"), which a clause need not name."""
     # the concept as a whole word ("men" is not the end of "women")
     found = re.search(r"(?<![\w-])" + re.escape(text) + r"(?![\w-])", question)
     start = found.start() if found else question.find(text)
@@ -611,7 +622,8 @@ def _side(question: str, text: str, verb_at: int, scope_end: int = 0) -> int:
         return 2
     if start <= verb_at:
         return 0
-    return 2 if _SCOPE.search(question[verb_at:start]) else 1
+    between = question[verb_at:start]
+    return 2 if _SCOPE.search(between) or _COMPARATOR.search(between) else 1
 
 
 _DEFINED = re.compile(r"((?:[\w'-]+\s+){1,8}?)\(\s*([A-Za-z][A-Za-z0-9-]{1,9})s?\s*[),;]")
