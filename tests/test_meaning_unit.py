@@ -464,3 +464,20 @@ def test_a_name_read_as_pieces_is_spelled_like_a_word_sharing_only_its_first_pie
     assert not _spelled_alike("heatwave", "heat wave", pieces)  # the same pieces, spaced
     assert not _spelled_alike("strolling", "walking", pieces)  # near in meaning, not spelling
     assert not _spelled_alike("walking", "walking", pieces)  # a word the model knows whole
+
+
+def test_the_comparator_is_not_the_outcome_a_finding_must_name() -> None:
+    # mutation caught: _side without the _COMPARATOR check -> "placebo" is the outcome, the
+    # trial's null finding names no outcome, and the source reads "unclear"
+    q = ("For patients with cancer-related fatigue, does low-dose sustained-release "
+         "methylphenidate reduce their worst fatigue compared with placebo?")
+    assert question_relation(q).sides == (2, 0, 2)
+    abstract = (
+        "Methods: 148 patients were randomised to methylphenidate or placebo for 6 weeks. "
+        "Results: Low-dose methylphenidate did not improve cancer-related fatigue. "
+        "Patients taking methylphenidate were able to work more hours."
+    )
+    assert _stance(q, abstract) == "no"
+    # "than" opens the comparator too; the arm before the relation word stays the exposure
+    q2 = "Do coil-treated patients perform better on language tests than clip-treated patients?"
+    assert question_relation(q2).sides[-1] == 2
