@@ -180,10 +180,10 @@ def test_a_questions_opening_scope_is_not_its_exposure() -> None:
 
 def test_a_concept_is_placed_as_a_whole_word() -> None:
     # mutation caught: _side finding the concept with str.find ("men" inside "women") -> "men"
-    # counted with the exposure, before the relation word
+    # counted with the exposure, before the relation word (it is the comparator, after "than")
     rel = question_relation("Are women more cognitively impaired than men?")
     sides = dict(zip([sorted(c)[0] for c in rel.concepts], rel.sides, strict=True))
-    assert sides["women"] == 0 and sides["men"] == 1, sides
+    assert sides == {"women": 0, "cognit": 1, "men": 2}, sides
 
 
 STIMULANT_Q = "Does methylphenidate help children with ADHD focus better?"
