@@ -27,7 +27,7 @@ from typing import Any
 import chainlit as cl
 
 from app.render import escape_markdown
-from grounding.concepts import question_concepts
+from grounding.concepts import question_concepts, search_term
 from indexing.library_ops import AddOutcome, add_search
 from ingest.errors import FetchError
 from ingest.library import AdditionStopped, Library, LibraryError, SearchNote, plain_message
@@ -49,11 +49,12 @@ def pubmed_text(text: str) -> str | None:
 
 
 def pubmed_query(question: str, missing: Sequence[str] = ()) -> str:
-    """The PubMed search for a question: its concepts (runs of content words), those with an
-    essential word or named ``missing`` by the answer ("baby walker", two everyday words the
-    index judged together) first-class, joined by AND; drugs asked as alternatives ("Zoloft or
-    Prozac") joined by OR in parentheses. Text that is already a query (field tags, boolean
-    operators) is sent as written."""
+    """The PubMed search for a question: its concepts (runs of content words, without verbs:
+    :func:`grounding.concepts.search_term`), those with an essential word or named ``missing``
+    by the answer ("baby walker", two everyday words the index judged together) first-class,
+    joined by AND; drugs asked as alternatives ("Zoloft or Prozac") joined by OR in
+    parentheses. Text that is already a query (field tags, boolean operators) is sent as
+    written."""
     text = " ".join(question.split())
     if "[" in text or " AND " in text or " OR " in text:
         return text
@@ -62,10 +63,10 @@ def pubmed_query(question: str, missing: Sequence[str] = ()) -> str:
     chosen = [c for c in concepts if c.essential or lacking & set(c.words)] or concepts
     terms: list[list[str]] = []
     for c in chosen:
-        if c.alternative_of and terms and terms[-1][-1] == c.alternative_of:
-            terms[-1].append(c.text)
+        if c.alternative_of and terms and terms[-1][-1] == search_term(c.alternative_of):
+            terms[-1].append(search_term(c.text))
         else:
-            terms.append([c.text])
+            terms.append([search_term(c.text)])
     parts = [t[0] if len(t) == 1 else f"({' OR '.join(t)})" for t in terms]
     return " AND ".join(parts) or text
 

@@ -199,6 +199,15 @@ def without_frame_edges(name: str, missing: Sequence[str]) -> str:
     return " ".join(tokens)
 
 
+def search_term(text: str) -> str:
+    """A concept as a search term: without the words English uses only as a verb or an adverb,
+    wherever they are ("ozanimod induce remission" -> "ozanimod remission"): a search engine
+    that requires every word (PubMed's) would otherwise require "induce". Never emptied."""
+    classes = word_classes()
+    kept = [t for t in text.split() if not classes.names_no_thing(t.lower())]
+    return " ".join(kept) or text
+
+
 @dataclass(frozen=True)
 class Gap:
     """An essential concept (or the missing part of one) that the closest sources lack."""

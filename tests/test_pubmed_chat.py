@@ -48,6 +48,10 @@ def test_a_question_becomes_a_query_of_its_concepts():
     assert pubmed_chat.pubmed_query("If I stay on Zoloft or Prozac while expecting, will my kid "
                                     "end up with a lower IQ?") == "(Zoloft OR Prozac) AND IQ"
     assert pubmed_chat.pubmed_text("/pubmed  dapagliflozin ") == "dapagliflozin"
+    # a verb is no search term (mutation caught: search_term returning the concept as asked ->
+    # PubMed requires "induce" in every abstract it finds)
+    assert pubmed_chat.pubmed_query("Does ozanimod induce remission in ulcerative colitis?") == (
+        "ozanimod remission AND ulcerative colitis")
 
 
 def test_the_query_holds_the_concept_the_answer_said_is_missing():
