@@ -46,7 +46,7 @@ DATA_SHA256 = {
     "noun.exc": "2ee57b3eb38bc567aed55701afa7a79ce6ffac59c70392f3eb7db08bd9d890c1",
 }
 # WordNet's rules for a noun's plural (its "morphy"), after its list of irregular ones
-_NOUN_ENDINGS = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
+NOUN_ENDINGS = (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes", "sh"),
                  ("men", "man"), ("ies", "y"), ("s", ""))
 
 
@@ -93,7 +93,7 @@ class LayTerms:
             forms.append(key)
             if last in self.plurals:
                 forms.append(f"{head}{sep}{self.plurals[last]}")
-            for ending, base in _NOUN_ENDINGS:
+            for ending, base in NOUN_ENDINGS:
                 if last.endswith(ending) and len(last) > len(ending) + 1:
                     forms.append(f"{head}{sep}{last[: -len(ending)] + base}")
         return [f for f in dict.fromkeys(forms) if f in self.senses]

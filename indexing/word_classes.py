@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from indexing.lay_terms import checked_lines, data_dir, lay_terms
+from indexing.lay_terms import NOUN_ENDINGS, checked_lines, data_dir, lay_terms
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +36,6 @@ DATA_SHA256 = {
 # a doubled last consonant is undone too ("stopping" -> "stop")
 _VERB_ENDINGS = (("ies", "y"), ("es", "e"), ("es", ""), ("s", ""), ("ed", "e"), ("ed", ""),
                  ("ing", "e"), ("ing", ""))
-_NOUN_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""))
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,7 @@ class WordClasses:
         w = word.lower()
         return w in self.nouns or any(
             w.endswith(end) and len(w) > len(end) + 1 and w[: -len(end)] + base in self.nouns
-            for end, base in _NOUN_ENDINGS
+            for end, base in NOUN_ENDINGS
         )
 
     def verb_bases(self, word: str) -> list[str]:
