@@ -20,7 +20,9 @@ The conversation's topic is kept as text, turn by turn (:func:`resolve_conversat
   keeps the topic and adds its own words; pronouns ("it", "they", "that one") are dropped, the
   topic standing for them. The words a follow-up added are carried to the next turn only when
   that turn names nothing of its own ("was that a big study?" after "does an insulin pump vs
-  shots make any difference?" is about the pump study).
+  shots make any difference?" is about the pump study), or when its "it" stands for the thing
+  that turn brought ("did their brain scans change with it?" after "can an iPad therapy app
+  help these kids' visual-motor skills?").
 
 The standalone question is searched beside the follow-up as written
 (:mod:`retrievers.followup`, path ``resolved``) and shown in the chat's search step. A follow-up
@@ -107,6 +109,8 @@ _POINTERS = frozenset(
     any some thing things way ways stuff anything something kind sort
     """.split()
 )
+# the pronouns that stand for a thing, not for people ("it", not "they")
+_THING_POINTERS = frozenset("it this that".split())
 # how a question is asked, not what about ("does it track with ...", "what did they find")
 _HOW = frozenset("does did do know tell find found".split())
 FOCUS_GROUPS = 1  # group words of the topic an anchor keeps
@@ -183,6 +187,9 @@ class Resolution:
     # the words added ask a side question of the topic ("can a statin fix that?"): a question
     # of its own clause with no switch opener; a later group switch asks the topic, not them
     aside: bool = False
+    # the aside brought a thing of its own and no pronoun for the topic's ("can an iPad therapy
+    # app help these kids' visual-motor skills?"): the next turn's "it" is that thing
+    new_thing: bool = False
 
 
 def strip_new_topic(question: str) -> tuple[str, bool]:
@@ -586,6 +593,9 @@ def _carried(previous: Resolution, rest: str, *, switched: bool,
     """The words a resolved follow-up adds to the topic: its own (``rest``), and the last
     turn's where it leans on them."""
     added = _added_words(rest)
+    if _points_to_last_thing(previous, rest, switched):
+        # "did their brain scans change with it?" after the iPad therapy app: "it" is the app
+        return tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     if not added and previous.added and not (switched and (previous.aside
                                                               or previous.kind == "detail")):
         # "was that a big study?": the last turn's study; "and in dental students?" after "what
@@ -598,6 +608,11 @@ def _carried(previous: Resolution, rest: str, *, switched: bool,
         # study, not the topic: a later turn asking something of its own leaves them behind
         return tuple(dict.fromkeys(previous.added + added))[:CARRY_MAX]
     return added
+
+
+def _points_to_last_thing(previous: Resolution, rest: str, switched: bool) -> bool:
+    """Whether a follow-up's "it" (or "this", "that") is the thing the last turn brought."""
+    return previous.new_thing and not switched and bool(_THING_POINTERS & set(_words(rest)))
 
 
 def resolve_next(
@@ -640,7 +655,9 @@ def resolve_next(
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if switched else previous.group
     focus = ""
-    if len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
+    if _points_to_last_thing(previous, rest, switched):
+        focus = focus_query(core, added, new_group, corpus)  # with the thing "it" stands for
+    elif len(_own_terms(rest)) >= FOCUS_MIN_TERMS:
         focus = focus_query(core, _added_words(rest), new_group, corpus)
     elif switched:
         focus = focus_query(core, _added_words(rest), in_abstracts_words(new_group), corpus)
@@ -648,7 +665,10 @@ def resolve_next(
         focus = focus_query(previous.core, _added_words(f"{switch} {rest}"),
                             in_abstracts_words(previous.group) if previous.group else "", corpus)
     aside = not had_opener and bool(_added_words(rest)) and not leans
-    return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside)
+    new_thing = (aside and not switched and not (_THING_POINTERS & set(_words(rest)))
+                 and _names_something(rest, corpus))
+    return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside,
+                      new_thing)
 
 
 def _switched(previous: Resolution, rest: str, had_opener: bool,

@@ -450,3 +450,22 @@ def test_the_kids_reach_back_to_the_turn_about_children() -> None:
     last = resolve_conversation(turns)[-1]
     assert "children" in words(last.standalone), last
     assert "adults" not in words(last.standalone), last
+
+
+def test_it_after_a_turn_that_brought_its_own_thing_is_that_thing() -> None:
+    """A pronoun for a thing ("it") means the last thing named: after a side question that
+    brought its own ("can a neurofeedback game help ...?"), that thing, not the topic's."""
+    turns = [
+        "How do children who had a shunt for hydrocephalus do as adults?",
+        "can a neurofeedback game help these kids' attention?",
+        "did their brain scans change with it?",
+    ]
+    last = resolve_conversation(turns)[-1]
+    assert {"neurofeedback", "brain", "scans", "hydrocephalus"} <= words(last.standalone), last
+    # a side question whose own "it" is the topic's thing brings nothing for a later "it"
+    ai = resolve_conversation([
+        "Does AI assistance make radiologists more accurate at reading kids' bone age X-rays?",
+        "does it lower their misdiagnosis rate too?",
+        "can it work off elbow X-rays?",
+    ])[-1]
+    assert not {"misdiagnosis", "rate"} & words(ai.standalone), ai
