@@ -229,9 +229,21 @@ def pytest_make_collect_report(collector):  # noqa: ANN001, ANN201 - pytest hook
 # hands out the files with the most tests first, which put the one-test browser files, the
 # longest, last). The browser and real-model files go first, so that the last files handed out are
 # short ones and neither worker is left alone with a long browser test at the end; the order within
-# a file is kept.
+# a file is kept. The first two files handed out are one that uses the small index and a browser
+# file that does not: while one worker builds the small index (about a minute), the other works
+# instead of waiting for it.
 HEAVY_FILE = re.compile(r"^test_(ui|api)_browser|_real\.py$")
 
 
 def pytest_collection_modifyitems(items):  # noqa: ANN001, ANN201 - pytest hook
     items.sort(key=lambda item: 0 if HEAVY_FILE.search(item.path.name) else 1)  # a stable sort
+    files = list(dict.fromkeys(item.path for item in items))
+    waits = {item.path for item in items if "small_index_cfg" in item.fixturenames}
+    if not files or files[0] not in waits:
+        return
+    busy = next((f for f in files if f not in waits and f.name.startswith("test_ui_browser")),
+                None)
+    if busy is not None:
+        files = [files[0], busy, *(f for f in files[1:] if f != busy)]
+        rank = {f: i for i, f in enumerate(files)}
+        items.sort(key=lambda item: rank[item.path])
