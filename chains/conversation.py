@@ -102,6 +102,8 @@ _CLAUSE_END = re.compile(r"\s*(?:[,;:?!–—]|\s-\s|\.(?:\s|$))\s*")
 _CLAUSE_VERB = frozenset(
     "is are was were do does did can could has have had will would should may might".split()
 )
+# the words that open a relative clause on a group ("kids *who* are infected")
+_RELATIVE = frozenset("who that which whose".split())
 # words of a follow-up that only point back or ask how: the topic stands for them
 _POINTERS = frozenset(
     """
@@ -190,6 +192,9 @@ class Resolution:
     # the aside brought a thing of its own and no pronoun for the topic's ("can an iPad therapy
     # app help these kids' visual-motor skills?"): the next turn's "it" is that thing
     new_thing: bool = False
+    # what the topic's first group had, named in its clause ("for", "hydrocephalus"; "to",
+    # "HIV"), kept by each group a switch puts in (:func:`_with_what_it_had`)
+    condition: tuple[str, str] = ("", "")
 
 
 def strip_new_topic(question: str) -> tuple[str, bool]:
@@ -253,11 +258,12 @@ def _population_switch(body: str, had_opener: bool, topic: str = "") -> tuple[in
         begin = toks[start].start()
         end_match = _CLAUSE_END.search(body, toks[j].end())
         end = end_match.start() if end_match else len(body)
-        # a question verb after the group starts a clause of its own ("kids - can that ...")
-        for t in toks[j + 1 :]:
+        # a question verb after the group starts a clause of its own ("kids - can that ..."),
+        # except the verb of the group's own relative clause ("kids who *are* infected")
+        for k, t in enumerate(toks[j + 1 :], start=j + 1):
             if t.start() >= end:
                 break
-            if t.group().lower() in _CLAUSE_VERB:
+            if t.group().lower() in _CLAUSE_VERB and words[k - 1] not in _RELATIVE:
                 end = t.start()
                 break
         return begin, end
@@ -271,24 +277,82 @@ def _qualified(group: str) -> bool:
                for w in _words(group))  # fmt: skip
 
 
-def _drop_relative_clause(core: str) -> str:
-    """``core`` without the relative clause that follows its first group word ("kids *who get a
-    liver transplant* end up with lower IQ", "people *who show up at the ER short of
-    breath*"): from "who" / "that" to the verb that carries the topic's predicate
-    (:data:`_PREDICATE_VERBS`) or the end. A qualified group switch brings its own."""
+def _drop_relative_clause(core: str) -> tuple[str, tuple[str, str]]:
+    """(``core`` without the relative clause that follows its first group word, what that clause
+    said the group has): "kids *who get a liver transplant* end up with lower IQ", "people *who
+    had a shunt for hydrocephalus as kids* do as adults", "children *exposed to HIV in the womb
+    but not infected* develop normally" (a participle opens it too). The clause runs from "who" /
+    "that" / the participle to the verb that carries the topic's predicate
+    (:data:`_PREDICATE_VERBS`) or the end; what it said the group has is the object of its first
+    "for" / "to" / "with", with that word (("for", "hydrocephalus"), ("to", "HIV"); ("", "") for
+    the transplant). A qualified group switch brings its own clause."""
     toks = _tokens(core)
     for i, t in enumerate(toks):
         if not is_population(t.group().lower()):
             continue
-        if i + 2 >= len(toks) or toks[i + 1].group().lower() not in ("who", "that", "whose"):
-            return core
+        if i + 2 >= len(toks):
+            return core, ("", "")
+        nxt = toks[i + 1].group().lower()
+        if nxt in ("who", "that", "whose"):
+            first = i + 3
+        elif _participle(nxt):
+            first = i + 2
+        else:
+            return core, ("", "")
         end = len(core)
-        for u in toks[i + 3 :]:
+        for u in toks[first:]:
             if u.group().lower() in _PREDICATE_VERBS:
                 end = u.start()
                 break
-        return re.sub(r"\s{2,}", " ", core[: toks[i].end()] + " " + core[end:]).strip(" ,")
-    return core
+        clause = [u for u in toks[i + 1 :] if u.start() < end]
+        had = _clause_object(clause)
+        out = re.sub(r"\s{2,}", " ", core[: toks[i].end()] + " " + core[end:]).strip(" ,")
+        return out, had
+    return core, ("", "")
+
+
+# the words after which a relative clause names what its group has ("a shunt *for*
+# hydrocephalus", "exposed *to* HIV", "diagnosed *with* ADHD")
+_HAS_WORDS = ("for", "to", "with")
+# past participles that do not end in -ed ("children *born* preterm")
+_IRREGULAR_PARTICIPLES = frozenset("born given taken fed bred grown kept".split())
+
+
+def _participle(word: str) -> bool:
+    """Whether ``word`` right after a group word opens a reduced relative clause on it
+    ("children *exposed* to", "babies *treated* with", "kids *born* preterm")."""
+    return word in _IRREGULAR_PARTICIPLES or (
+        len(word) > 4 and word.endswith("ed") and word not in QUESTION_STOPWORDS)
+
+
+def _clause_object(clause: Sequence[re.Match[str]]) -> tuple[str, str]:
+    """(the word, the noun phrase after it) for the clause's first "for" / "to" / "with": the
+    phrase's words up to a small word, a group word or a verb of the clause (at most three)."""
+    words = [t.group() for t in clause]
+    for i, w in enumerate(words):
+        if w.lower() not in _HAS_WORDS:
+            continue
+        out: list[str] = []
+        for v in words[i + 1 : i + 4]:
+            low = v.lower()
+            if (low in QUESTION_STOPWORDS or is_population(low) or low in _CLAUSE_VERB
+                    or (out and _participle(low))):
+                break
+            out.append(v)
+        return w.lower(), " ".join(out)
+    return "", ""
+
+
+def _with_what_it_had(group: str, had: tuple[str, str]) -> str:
+    """A qualified group switch keeps what the old group's clause said it has ("babies treated
+    with choroid plexus coagulation instead of a shunt" + "hydrocephalus"), unless the new clause
+    names that itself or has an object of its own after the same word ("kids exposed to mercury"
+    for "kids exposed to lead")."""
+    word, thing = had
+    group_words = _words(group)
+    if not thing or set(_words(thing)) <= set(group_words) or word in group_words:
+        return group
+    return f"{group} with {thing}"
 
 
 def _replace_population(core: str, group: str, old_group: str = "") -> str:
@@ -585,7 +649,8 @@ def _study_detail(previous: Resolution, body: str) -> Resolution:
     rest = _unled(_OPENER.sub("", body, count=1).strip().rstrip("?.! "))
     added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
     standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
-    return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group)
+    return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group,
+                      condition=previous.condition)
 
 
 def _carried(previous: Resolution, rest: str, *, switched: bool,
@@ -633,7 +698,8 @@ def resolve_next(
     if back is not None:
         # "how big was that Swedish registry study on the girls?": the girls' topic, two turns
         # back, before the switch to boys
-        previous = Resolution(back.standalone, back.kind, back.core, (), back.group)
+        previous = Resolution(back.standalone, back.kind, back.core, (), back.group,
+                              condition=back.condition)
     if refers_to_a_study(body):
         return _study_detail(previous, body)
     leans = asks_for_a_cause(body)
@@ -649,7 +715,8 @@ def resolve_next(
         return Resolution(context, "own_topic", topic_phrase(body))
     had_opener = bool(_SWITCH_OPENER.match(body))
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
-    core, rest, new_group, asked, switch = _switched(previous, rest, had_opener, similar)
+    core, rest, new_group, asked, switch, condition = _switched(previous, rest, had_opener,
+                                                               similar)
     switched = new_group != ""
     added = () if asked else _carried(previous, rest, switched=switched, corpus=corpus)
     standalone = core if not added else f"{core}: {' '.join(added)}"
@@ -668,34 +735,36 @@ def resolve_next(
     new_thing = (aside and not switched and not (_THING_POINTERS & set(_words(rest)))
                  and _names_something(rest, corpus))
     return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside,
-                      new_thing)
+                      new_thing, condition)
 
 
 def _switched(previous: Resolution, rest: str, had_opener: bool,
-              similar: Similarity | None) -> tuple[str, str, str, bool, str]:
+              similar: Similarity | None) -> tuple[str, str, str, bool, str, tuple[str, str]]:
     """(the topic after the follow-up's switch, the follow-up's words left, the group switched
     to or "", whether the follow-up asked a question of its own about the switch, the words of a
-    bare switch that replaced their counterpart or ""): a group
+    bare switch that replaced their counterpart or "", what the topic's group had): a group
     replaces the topic's group; a bare switch replaces its counterpart, or, when a question
     about it follows ("and ALS - are smarter people more likely to get it?"), that question is
     the topic and nothing of the earlier turns' words is carried."""
-    core = previous.core
+    core, condition = previous.core, previous.condition
     group = _population_switch(rest, had_opener, core)
     if group is not None:
         new_group = _without_pointing_clause(rest[group[0] : group[1]].strip())
         if not previous.group and _qualified(new_group):
             # "kids who survived acute liver failure" for "kids who get a liver transplant"
-            core = _drop_relative_clause(core)
+            core, condition = _drop_relative_clause(core)
+        # "adults on treatment" after "kids who are infected" (with HIV, the topic's): with HIV
+        new_group = _with_what_it_had(new_group, condition)
         core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
-        return core, _unled(rest), new_group, False, ""
+        return core, _unled(rest), new_group, False, "", condition
     if had_opener and (switch := _bare_switch(rest)) is not None:
         after = _unled(rest[len(switch) :])
         merged = _switch_into_clause(after, switch, core, similar)
         if merged is not None:
-            return topic_phrase(merged), "", "", True, ""
-        return _replace_counterpart(core, switch, similar), after, "", False, switch
-    return core, _unled(rest), "", False, ""
+            return topic_phrase(merged), "", "", True, "", ("", "")
+        return _replace_counterpart(core, switch, similar), after, "", False, switch, condition
+    return core, _unled(rest), "", False, "", condition
 
 
 def topic_anchor(core: str, corpus: CorpusTerms | None = None) -> list[str]:

@@ -296,6 +296,16 @@ class FollowupPlan:
     def config(self) -> RunnableConfig | None:
         return self.options.get("config")
 
+    def wording(self, i: int) -> str | None:
+        """The follow-up as the user wrote it, for each search after the first (the texts built
+        from it and the conversation), when it names a concept of its own (``own_words``):
+        :meth:`retrievers.hybrid.HybridRetriever.retrieve` then reads from it whether the user
+        wrote in the abstracts' words. A follow-up of common words only ("any long-term side
+        effects?") says nothing of that and is not given (measured: docs/conversations.md
+        "Stop 59")."""
+        own = self.options.get("own_words", False)
+        return self.queries[0] if i > 0 and own else None
+
     def combine(self, results: Sequence[Retrieval]) -> FollowupRetrieval:
         """The searches' results fused (see the module docstring)."""
         options = self.options
@@ -346,8 +356,9 @@ def retrieve_followup(
     retriever's ``topk``).
     """
     plan = FollowupPlan.make(retriever, question, previous_questions, options)
-    return plan.combine([retriever.retrieve(q, k=plan.depth, config=plan.config)
-                         for q in plan.queries])  # fmt: skip
+    return plan.combine([retriever.retrieve(q, k=plan.depth, config=plan.config,
+                                            wording=plan.wording(i))
+                         for i, q in enumerate(plan.queries)])  # fmt: skip
 
 
 async def aretrieve_followup(
@@ -359,6 +370,7 @@ async def aretrieve_followup(
     """The async form of :func:`retrieve_followup` (the searches run concurrently)."""
     plan = FollowupPlan.make(retriever, question, previous_questions, options)
     results = await asyncio.gather(
-        *(retriever.aretrieve(q, k=plan.depth, config=plan.config) for q in plan.queries)
+        *(retriever.aretrieve(q, k=plan.depth, config=plan.config, wording=plan.wording(i))
+          for i, q in enumerate(plan.queries))
     )
     return plan.combine(results)

@@ -158,6 +158,9 @@ class _Search:
     filters: Filters
     backend: SearchBackend
     parts: list[tuple[str, _BackendRetriever]]
+    # the user's own wording, when the searched text is built from it (a follow-up's context
+    # form): BM25's relevance is also measured on it (:meth:`HybridRetriever._finish`)
+    wording: str | None = None
 
     @property
     def lexical(self) -> bool:
@@ -233,8 +236,9 @@ class HybridRetriever(EnsembleRetriever):
         k: int | None = None,
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
+        wording: str | None = None,
     ) -> Retrieval:
-        search = self._plan(question, filters)
+        search = self._plan(question, filters, wording)
         lists = [
             part.invoke(search.searched, patch_config(config, run_name=name))
             for name, part in search.parts
@@ -248,8 +252,9 @@ class HybridRetriever(EnsembleRetriever):
         k: int | None = None,
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
+        wording: str | None = None,
     ) -> Retrieval:
-        search = self._plan(question, filters)
+        search = self._plan(question, filters, wording)
         lists = await asyncio.gather(
             *[
                 part.ainvoke(search.searched, patch_config(config, run_name=name))
@@ -258,7 +263,7 @@ class HybridRetriever(EnsembleRetriever):
         )
         return self._finish(search, list(lists), k)
 
-    def _plan(self, question: str, filters: Filters | None) -> _Search:
+    def _plan(self, question: str, filters: Filters | None, wording: str | None = None) -> _Search:
         """What :meth:`retrieve` and :meth:`aretrieve` run: one backend snapshot for all parts;
         BM25 alone while the build has no dense index."""
         query, filters = self._prepare(question, filters)
@@ -270,7 +275,8 @@ class HybridRetriever(EnsembleRetriever):
         # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)");
         # a lay word's WordNet names are not searched: measured, they moved MiniLM's query away
         # more often than they found a paper (docs/verdicts.md "Stop 49")
-        return _Search(query, with_generic_names(query), filters, backend, parts)
+        own = with_generic_names(self._parse(wording, None)[0]) if wording else None
+        return _Search(query, with_generic_names(query), filters, backend, parts, own)
 
     def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
         """The searched lists fused (or BM25's alone, with the lexical refusal), each result
@@ -284,12 +290,24 @@ class HybridRetriever(EnsembleRetriever):
                                           query, abstract_of)  # fmt: skip
         else:
             # BM25's relevance for the weak-BM25 rule; not measured while the rule is off
-            measured = (backend.bm25_relevance(search.searched, filters)
+            measured = (self._relevance(search)
                         if self.weak_weights is not None else None)  # fmt: skip
             documents = self.fuse(lists, k, relevance=measured, question=query,
                                   abstract_of=abstract_of)  # fmt: skip
         return Retrieval(documents=with_article_texts(documents, backend.article_chunks),
                          filters=filters, query=query, searched=search.searched)  # fmt: skip
+
+    @staticmethod
+    def _relevance(search: _Search) -> float | None:
+        """BM25's relevance for the weak-BM25 rule (:func:`fusion_weights`): the searched text's,
+        or the user's own wording's where that is higher. A follow-up's context form glues the
+        conversation's words together, so no abstract covers most of them and its relevance is
+        low whatever the wording; whether the user wrote in the abstracts' words is read from
+        what the user wrote (measured: docs/conversations.md "Stop 59")."""
+        texts = [search.searched] + ([search.wording] if search.wording else [])
+        found = [r for t in texts
+                 if (r := search.backend.bm25_relevance(t, search.filters)) is not None]
+        return max(found) if found else None
 
     def snapshot(self) -> SearchBackend:
         """The search backend for one retrieval (a live index's build of the moment)."""

@@ -128,8 +128,11 @@ class SearchService(Protocol):
         k: int | None = None,
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
+        wording: str | None = None,
     ) -> Retrieval:
-        """The question's articles, best first (filters parsed from it unless given)."""
+        """The question's articles, best first (filters parsed from it unless given).
+        ``wording``: the user's own words, when ``question`` is a text built from them (a
+        follow-up's context form); how the retrievers are weighted may read it."""
         ...
 
     async def aretrieve(
@@ -139,6 +142,7 @@ class SearchService(Protocol):
         k: int | None = None,
         filters: Filters | None = None,
         config: RunnableConfig | None = None,
+        wording: str | None = None,
     ) -> Retrieval:
         """:meth:`retrieve`, async."""
         ...

@@ -125,6 +125,7 @@ class FakeRetriever:
         self.k = k
         self.min_overlap = min_overlap
         self.calls: list[tuple[str, Any]] = []
+        self.wordings: list[str | None] = []  # the user's own wording given with each query
 
     def article_chunks(self, pmid: str) -> list[Document]:
         return []  # no whole abstracts: grounding reads the retrieved chunk
@@ -133,9 +134,11 @@ class FakeRetriever:
         return FakeBackendBase()
 
     def retrieve(
-        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None
+        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None,
+        wording: str | None = None,
     ) -> FakeRetrieval:
         self.calls.append((question, filters))
+        self.wordings.append(wording)
         q = {w for w in _W.findall(question.lower()) if w not in _STOP}
         scored = []
         for rank, d in enumerate(self.documents):
@@ -156,9 +159,10 @@ class FakeRetriever:
         return FakeRetrieval(docs, f, question)
 
     async def aretrieve(
-        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None
+        self, question: str, *, k: int | None = None, filters: Any = None, config: Any = None,
+        wording: str | None = None,
     ) -> FakeRetrieval:
-        return self.retrieve(question, k=k, filters=filters)
+        return self.retrieve(question, k=k, filters=filters, wording=wording)
 
 
 class FakeEncoder:

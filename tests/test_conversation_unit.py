@@ -274,6 +274,32 @@ def test_a_qualified_group_switch_replaces_the_old_groups_relative_clause() -> N
     assert {"adults", "sickle", "cell"} <= words(bare), bare
 
 
+def test_a_qualified_group_switch_keeps_what_the_old_group_had() -> None:
+    """The old group's clause names what the group has ("surgery *for epilepsy*", "exposed *to
+    lead*"); a new group that speaks of the treatment or status of the same thing keeps it, also
+    through a later switch. Mutations caught: ``_with_what_it_had`` returning the group as it is
+    (epilepsy and lead lost); the verb after "who" cutting the group ("kids who" alone, the old
+    clause's "without symptoms" kept); the same-word check dropped (mercury kept with lead)."""
+    epilepsy = resolve_conversation([
+        "Do adults who had surgery for epilepsy as teenagers have memory problems later?",
+        "what about kids treated with a ketogenic diet instead of surgery?",
+    ])[-1]
+    assert {"ketogenic", "epilepsy", "memory"} <= words(epilepsy.standalone), epilepsy
+    poisoned = resolve_conversation([
+        "Do children exposed to lead in early life but without symptoms have lower IQ?",
+        "what about kids who are poisoned - is their hearing affected?",
+        "and in adults on chelation therapy?",
+    ])
+    assert poisoned[1].group == "kids who are poisoned with lead", poisoned[1]
+    assert "symptoms" not in words(poisoned[1].standalone), poisoned[1]
+    assert "lead" in words(poisoned[2].standalone), poisoned[2]
+    # a new group with an object of its own after the same word replaces the old one
+    mercury = resolve_conversation(["Do kids exposed to lead score lower on IQ tests?",
+                                    "what about kids exposed to mercury?"])[-1]  # fmt: skip
+    assert "mercury" in words(mercury.standalone), mercury
+    assert "lead" not in words(mercury.standalone), mercury
+
+
 def test_a_group_switch_that_names_nothing_else_keeps_the_last_turns_words() -> None:
     turns = [
         "Does emotional intelligence predict whether nursing students pass the NCLEX?",

@@ -221,6 +221,22 @@ def test_retrieve_followup_with_a_fake_retriever(use_async: bool) -> None:
         out = retrieve_followup(retriever, *args)
     assert out.path == "fused" and len(out.queries) == 2
     assert pmids(out.documents)[0] == "3"
+    # a follow-up naming nothing of its own gives no wording to read BM25's strength from
+    assert retriever.wordings == [None, None]
+
+
+@pytest.mark.parametrize("use_async", [False, True])
+def test_a_follow_up_naming_a_concept_gives_its_wording_to_the_context_search(
+        use_async: bool) -> None:
+    """Whether BM25 is weak is read from the user's own wording (retrievers.hybrid). Mutations
+    caught: FollowupPlan.wording returning None; giving it without ``own_words``."""
+    retriever = FakeRetriever(DOCS, k=3)
+    args = ("Does it relate to outcomes after brain injury?", ["What is cognitive reserve?"])
+    if use_async:
+        asyncio.run(aretrieve_followup(retriever, *args, own_words=True))
+    else:
+        retrieve_followup(retriever, *args, own_words=True)
+    assert retriever.wordings == [None, args[0]]
     alone = retriever.retrieve(args[0])
     assert pmids(alone.documents)[0] == "2"  # without history the topic is lost
 

@@ -68,3 +68,26 @@ def test_async_path_applies_the_same_weights() -> None:
     assert [d.metadata for d in asyncio.run(r.aretrieve("q")).documents] == [
         d.metadata for d in r.retrieve("q").documents
     ]
+
+
+class WordingBackend(MeasuringBackend):
+    """BM25's relevance is high for the user's own words only ("own"), low for the long text
+    built from them and the conversation."""
+
+    def bm25_relevance(self, query, filters) -> float:
+        return 0.6 if query == "own" else 0.1
+
+
+def test_a_follow_ups_own_wording_decides_whether_bm25_is_weak() -> None:
+    """A follow-up's context form glues the conversation's words, so its own BM25 relevance is
+    low whatever the wording; the user's wording, when given, decides. Mutation caught:
+    ``HybridRetriever._relevance`` reading only the searched text (D first both times)."""
+    bm25 = [doc(p, score=s) for p, s in zip("ABC", (20.0, 19.0, 18.0), strict=True)]
+    dense = [doc(p, score=s) for p, s in zip("DEF", (0.7, 0.69, 0.68), strict=True)]
+    cfg = load_config(overrides={"retrieval": {"k": 3, "topk_rrf": 3}})
+    r = HybridRetriever.from_backend(WordingBackend(bm25, dense, 0.0), cfg)
+    assert r.retrieve("the long context text").documents[0].metadata["pmid"] == "D"
+    glued = r.retrieve("the long context text", wording="own").documents
+    assert glued[0].metadata["pmid"] == "A"
+    later = asyncio.run(r.aretrieve("the long context text", wording="own")).documents
+    assert [d.metadata for d in later] == [d.metadata for d in glued]
