@@ -159,7 +159,7 @@ class _Search:
     backend: SearchBackend
     parts: list[tuple[str, _BackendRetriever]]
     # the user's own wording, when the searched text is built from it (a follow-up's context
-    # form): BM25's relevance is also measured on it (:meth:`HybridRetriever._finish`)
+    # form): BM25's relevance is also measured on it (:meth:`HybridRetriever._relevance`)
     wording: str | None = None
 
     @property
