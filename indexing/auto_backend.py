@@ -90,12 +90,12 @@ class Decision:
         ]
         for m in self.measurements:
             if not m.usable:
-                lines.append(f"  {m.backend:<11} {m.note}")
+                lines.append(f"  {m.backend:<13} {m.note}")
                 continue
             mark = "  <- chosen" if m.backend == self.backend else ""
             low = "  (cosine below the bar)" if m.cosine_min < self.min_cosine else ""
             lines.append(
-                f"  {m.backend:<11} {m.chunks_per_s:8.1f} chunks/s  cosine min "
+                f"  {m.backend:<13} {m.chunks_per_s:8.1f} chunks/s  cosine min "
                 f"{m.cosine_min:.5f} mean {m.cosine_mean:.5f}{low}{mark}"
             )
         return "\n".join(lines)
