@@ -5,13 +5,17 @@ the token-id agreement with the Hugging Face tokenizer, load errors, and ``ask``
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib.util
 import json
 import os
 import re
+import select
 import shutil
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -199,30 +203,45 @@ def test_ask_streams_a_cited_answer_with_the_gpt4all_backend(small_index_cfg, tm
     cfg = write_test_config(small_index_cfg, tmp_path / "cfg.yaml",
                             {"llm": {"backend": "gpt4all"}, "answer": {"style": "auto"}})
     question = "What are the cognitive effects of methylphenidate in children with ADHD?"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    # stdout block-buffered, as for any pipe or socket: only the CLI's own flushes stream it
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+           "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}  # fmt: skip
     # `python -m app ask`, with the INFO log on (the CLI leaves logging unconfigured), so that the
     # model's own "generation ended after N new tokens" line shows it wrote
     ask = ("import logging, sys; logging.basicConfig(level=logging.INFO); "
            "from app.cli import main; sys.exit(main(sys.argv[1:]))")
     log_path = tmp_path / "ask.log"
-    with log_path.open("wb") as log_file:
-        proc = subprocess.Popen(
-            [sys.executable, "-c", ask, "--config", str(cfg), "ask", question],
-            cwd=REPO, stdout=subprocess.PIPE, stderr=log_file, env=env,
-        )  # fmt: skip
-        assert proc.stdout is not None
-        reads: list[bytes] = []
-        while chunk := os.read(proc.stdout.fileno(), 65536):
-            reads.append(chunk)
-        assert proc.wait(timeout=600) == 0, log_path.read_text()
+    # stdout is a datagram socket: each write() the CLI makes arrives as one message, so what is
+    # counted is the CLI's writes, not how a loaded machine happened to schedule the reader (a
+    # pipe merged them into one read under the suite's load)
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_DGRAM)
+    writes: list[bytes] = []
+    with log_path.open("wb") as log_file, ours:
+        with theirs:
+            proc = subprocess.Popen(
+                [sys.executable, "-c", ask, "--config", str(cfg), "ask", question],
+                cwd=REPO, stdout=theirs, stderr=log_file, env=env,
+            )  # fmt: skip
+        deadline = time.monotonic() + 600
+        while proc.poll() is None and time.monotonic() < deadline:
+            if select.select([ours], [], [], 0.2)[0]:
+                writes.append(ours.recv(1 << 20))
+        ours.setblocking(False)
+        with contextlib.suppress(BlockingIOError):  # what it wrote just before it exited
+            while True:
+                writes.append(ours.recv(1 << 20))
+        assert proc.wait(timeout=5) == 0, log_path.read_text()
+    writes = [w for w in writes if w]  # an empty piece flushed is an empty message
     log = log_path.read_text()
     generated = re.search(r"generation ended after (\d+) new tokens", log)
     assert generated and int(generated[1]) > 0, log[-3000:]  # the model wrote
-    out = b"".join(reads).decode()
+    out = b"".join(writes).decode()
     answer, _, sources = out.partition("Sources:")
-    # written as it is decided (sentence by sentence once each passes the support check), before
-    # the sources are listed; the model's own token streaming is tested above
-    assert len(reads) >= 2
+    # written as it is decided (each piece flushed as it passes the support check), before the
+    # sources are listed: a cited sentence reached the reader in a write before the sources' one
+    first_sources = next(i for i, w in enumerate(writes) if b"Sources:" in w)
+    streamed = b"".join(writes[:first_sources])
+    assert re.search(rb"\[\d+(?:, \d+)*\]\.", streamed), writes[: first_sources + 1]
     # grounding cites every shown sentence, whatever the tiny model wrote
     assert re.search(r"\[\d+(, \d+)*\]\.", answer), answer
     assert "[1]" in sources and "https://pubmed.ncbi.nlm.nih.gov/" in sources
