@@ -116,6 +116,25 @@ ASKS_EXPLANATION = _rx(
 )  # fmt: skip
 
 
+# A predictor-of-response finding: what predicts or moderates the outcome OF a treatment or
+# exposure ("The clinical outcome of stimulant medication was best predicted by EEG parameters",
+# "predictors of response to methylphenidate"). The treatment sits in the outcome's place; the
+# sentence says who responds, not whether the treatment works.
+PREDICTS_RESPONSE = _rx(
+    r"(?:outcomes?|responses?|responsiveness|improvements?|efficacy|effectiveness|benefits?|"
+    r"effects?|success) (?:of|to) (?:[\w-]+ ){1,6}(?:was|were|is|are|can be|could be|may be|"
+    r"might be) (?:\w+ ){0,2}(?:predicted|moderated|determined) by",
+    r"(?:predictors?|moderators?|determinants?) of (?:the )?(?:\w+ ){0,2}(?:response|"
+    r"responsiveness|treatment outcomes?|efficacy|effectiveness)",
+    r"predict\w* (?:the |a |better |poorer |greater |good |poor )?(?:\w+ )?(?:response|"
+    r"responsiveness|outcomes?) (?:to|of)",
+)  # fmt: skip
+# A question about who responds or what predicts or moderates an outcome: there a
+# PREDICTS_RESPONSE sentence answers it.
+ASKS_PREDICTION = _rx(r"predict\w*", r"moderat\w*", r"respon(?:d|ds|ders?|se)",
+                      r"who (?:benefits?|improves?)")
+
+
 def _away_spans(text: str) -> list[tuple[int, int]]:
     return [m.span("away") for m in EXPLAINED_AWAY.finditer(text)]
 
@@ -209,8 +228,11 @@ DOUBT = _rx(
     r"unclear", r"uncertain", r"inconclusive", r"inconsistent", r"conflicting", r"mixed (?:results|"
     r"findings|evidence)", r"remains? (?:to be|unknown|unclear|controversial)", r"controversial",
     r"not clear", r"questionable", r"cannot be (?:excluded|ruled out|determined|concluded)",
-    r"insufficient evidence", r"limited evidence", r"further (?:\w+ ){0,2}(?:needed|required|"
-    r"warranted)", r"(?:is|are) needed to",
+    r"insufficient evidence", r"limited evidence",
+    # the evidence itself is said to be missing ("a lack of quality evidence of the effect")
+    r"(?:lack|absence|paucity|dearth|shortage) of (?:[\w-]+ ){0,2}evidence",
+    r"(?:little|scant|sparse|scarce) (?:[\w-]+ )?evidence",
+    r"further (?:\w+ ){0,2}(?:needed|required|warranted)", r"(?:is|are) needed to",
 )  # fmt: skip
 
 HEDGE = _rx(
@@ -252,13 +274,19 @@ RECOMMENDATION = _rx(
     r"(?:should|must|ought to) (?:also )?(?:be|include|consider|focus|target|take|receive|"
     r"address|aim|prioriti[sz]e|develop|promote|encourage)",
     r"(?:future|further|more|additional|larger|longitudinal|prospective) (?:\w+ )?(?:research|"
-    r"studies|study|work|trials?|investigations?|efforts?|examination)",
+    r"studies|study|work|trials?|RCTs?|investigations?|efforts?|examination)",
+    # the research agenda: whether studies can or should be run ("conduct of such RCTs may not
+    # be feasible"), not what a study found
+    r"(?:conduct|conducting|performing|undertaking) (?:of )?(?:such |further |new |future |more "
+    r"|additional |larger |these )?(?:[\w-]+ )?(?:RCTs?|trials?|studies|research)",
+    r"(?:RCTs?|trials?|studies) (?:[\w-]+ ){0,3}(?:may|might|would|could|will)(?: not)? be "
+    r"(?:feasible|infeasible|unfeasible|impractical|unethical|difficult)",
     # future work named at length ("future working memory training studies")
     r"future (?:[\w-]+ ){0,4}(?:research|studies|study|work|trials?|investigations?)",
     # the paper's own discussion, not a finding ("We discuss these results in the context ...")
     r"(?:we|this (?:paper|article|review|chapter)) (?:discuss|outline)\w*",
-    r"(?:is|are|remains?|will be) (?:urgently |still |therefore |thus )?(?:needed|warranted|"
-    r"required|necessary|recommended)",
+    r"(?:is|are|remains?|will be) (?:urgently |still |therefore |thus |clearly )?(?:needed|"
+    r"warranted|required|necessary|recommended|indicated)",
     r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"
     r"advisable|recommended) (?:to|that)",
     r"recommend\w*", r"(?:we|this study) (?:aimed|aim|sought|set out|hypothesi[sz]ed)",
@@ -472,6 +500,16 @@ class Relation:
     controlled: frozenset[int] = frozenset()
     # the question asks what explains or causes something (:data:`ASKS_EXPLANATION`)
     asks_explanation: bool = False
+    # the question asks who responds or what predicts an outcome (:data:`ASKS_PREDICTION`)
+    asks_prediction: bool = False
+
+    def no_finding(self, text: str) -> bool:
+        """Whether ``text`` states no finding about this relation: a recommendation, aim or
+        future work (:data:`RECOMMENDATION`), or what predicts the response to a treatment
+        (:data:`PREDICTS_RESPONSE`) when the question does not ask that."""
+        return bool(RECOMMENDATION.search(text)) or (
+            not self.asks_prediction and bool(PREDICTS_RESPONSE.search(text))
+        )
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -486,7 +524,7 @@ class Relation:
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
                         tuple(broad[i] for i in keep), controlled,
-                        self.asks_explanation)  # fmt: skip
+                        self.asks_explanation, self.asks_prediction)  # fmt: skip
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -576,7 +614,8 @@ def question_relation(question: str) -> Relation:
         if any(a <= question.find(c.text) < b for a, b in held)
     )
     return Relation(concepts, populations, sides, broad, controlled,
-                    bool(ASKS_EXPLANATION.search(question)))
+                    bool(ASKS_EXPLANATION.search(question)),
+                    bool(ASKS_PREDICTION.search(question)))
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -721,14 +760,14 @@ def relation_stance(
     _, asked = _scoped_out(text, question_stems)
     parts = clauses(text)
     if asked is not None or len(parts) == 1:  # "..., but not <what is asked>": read whole
-        if RECOMMENDATION.search(text) and asked is None:
+        if relation.no_finding(text) and asked is None:
             return SentenceStance(None, 0.0, "")
         return _guarded(whole, text, asks_sameness)
     reads = [
         _guarded(sentence_stance(p, question_stems, asks_sameness=asks_sameness), p,
                  asks_sameness)
         for p, named in zip(parts, _with_subjects(parts), strict=True)
-        if relation.stated_in(named, aliases) and not RECOMMENDATION.search(p)
+        if relation.stated_in(named, aliases) and not relation.no_finding(p)
     ]  # fmt: skip
     said = [r for r in reads if r.stance is not None]
     if not said:
@@ -754,7 +793,7 @@ def _own_words_yes(
     docs/verdicts.md "Stop 42")."""
     return (
         whole.stance == "yes"
-        and not RECOMMENDATION.search(text)
+        and not relation.no_finding(text)
         and not relation.other_population(text)
         and relation.names_outcome(text, aliases)
     )
@@ -926,12 +965,12 @@ def _candidate_stance(
     text = without_explained_away(sentence.text, relation.asks_explanation)
     if not shares_words:  # the labelled conclusion about the study's own question
         read = sentence_stance(text, question_stems, asks_sameness=sameness)
-        return None if RECOMMENDATION.search(sentence.text) else read
+        return None if relation.no_finding(sentence.text) else read
     if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
         # the labelled conclusion states the study's own question: one clause, one relation
         read = _guarded(sentence_stance(text, question_stems, asks_sameness=sameness), text,
                         sameness)
-        if RECOMMENDATION.search(sentence.text) or relation.other_population(sentence.text):
+        if relation.no_finding(sentence.text) or relation.other_population(sentence.text):
             return None
         return read
     return relation_stance(sentence.text, relation, question_stems,

@@ -66,6 +66,55 @@ def test_a_recommendation_never_decides() -> None:
     assert relation_stance(future, question_relation(q), question_stems(q)).stance is None
 
 
+def test_whether_trials_can_be_run_is_the_research_agenda_not_a_finding() -> None:
+    """Seen in the chat (PMID 24025628, iodine in pregnancy): "the conduct of such RCTs may not
+    be feasible" decided "No" for "Does iodine supplementation in pregnancy improve children's
+    IQ?". A sentence about whether trials can or should be run never decides. Mutations
+    caught: the two research-agenda RECOMMENDATION patterns removed -> "no" read from "not";
+    "clearly ... indicated" removed from the "is needed" pattern -> "yes" from "improve"."""
+    q = "Does iodine supplementation in pregnancy improve children's IQ?"
+    relation, stems = question_relation(q), question_stems(q)
+    agenda = ("Conduct of such RCTs of iodine supplementation in pregnancy on children's IQ may "
+              "not be feasible.")
+    assert relation_stance(agenda, relation, stems).stance is None
+    indicated = ("Contemporary RCTs of iodine supplementation in pregnancy that improve "
+                 "children's IQ are clearly indicated.")
+    assert relation_stance(indicated, relation, stems).stance is None
+    # a finding about the same relation still decides
+    finding = "Iodine supplementation in pregnancy did not improve children's IQ."
+    assert relation_stance(finding, relation, stems).stance == "no"
+
+
+def test_a_missing_evidence_base_reads_as_doubt() -> None:
+    """The same abstract's conclusion: "there is a lack of quality evidence of the effect of
+    iodine supplementation" says the evidence is missing, so it reads "unclear", never "no".
+    Mutation caught: the "lack|absence|paucity ... of evidence" DOUBT pattern removed -> None
+    (the sentence gives no reading, and a later sentence decides alone)."""
+    q = "Does iodine supplementation in pregnancy improve children's IQ?"
+    stems = question_stems(q)
+    said = ("There is a lack of quality evidence of the effect of iodine supplementation in "
+            "pregnancy on children's IQ.")
+    assert sentence_stance(said, stems).stance == "unclear"
+    assert sentence_stance("Scant clinical evidence links iodine supplementation in pregnancy "
+                           "with children's IQ.", stems).stance == "unclear"
+
+
+def test_what_predicts_the_response_to_a_treatment_is_no_verdict_on_it() -> None:
+    """Seen in the chat: "Are stimulant medications effective for ADHD in children?" opened
+    "Yes" on the labelled conclusion "The clinical outcome of stimulant medication was best
+    predicted by electrophysiological parameters." (the treatment sits in the outcome's place;
+    the sentence says who responds, not whether it works). Mutation caught: the
+    PREDICTS_RESPONSE check dropped from ``Relation.no_finding`` -> "yes" from "predicted"."""
+    q = "Are stimulant medications effective for ADHD in children?"
+    conclusion = ("We treated 60 children with ADHD with stimulant medication. CONCLUSION: The "
+                  "clinical outcome of stimulant medication was best predicted by "
+                  "electrophysiological parameters.")
+    assert _stance(q, conclusion) == "unclear"
+    # asked about prediction, the same sentence answers it
+    asked = "Do electrophysiological parameters predict the outcome of stimulant medication?"
+    assert _stance(asked, conclusion) == "yes"
+
+
 def test_the_papers_own_discussion_and_future_work_never_decide() -> None:
     """Seen in the chat: "We discuss these results in the context of previous working memory
     training research and address issues for future working memory training studies." gave a
