@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from grounding.concepts import stems_of, words_of
+from grounding.concepts import essential_word, stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
@@ -964,8 +964,9 @@ def _candidate_stance(
     conclusion about another population)."""
     text = without_explained_away(sentence.text, relation.asks_explanation)
     if not shares_words:  # the labelled conclusion about the study's own question
-        read = sentence_stance(text, question_stems, asks_sameness=sameness)
-        return None if relation.no_finding(sentence.text) else read
+        if relation.no_finding(sentence.text) or _names_its_own(sentence.text):
+            return None
+        return sentence_stance(text, question_stems, asks_sameness=sameness)
     if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
         # the labelled conclusion states the study's own question: one clause, one relation
         read = _guarded(sentence_stance(text, question_stems, asks_sameness=sameness), text,
@@ -976,6 +977,15 @@ def _candidate_stance(
     return relation_stance(sentence.text, relation, question_stems,
                            asks_sameness=sameness, aliases=aliases,
                            own_question=own_question)  # fmt: skip
+
+
+def _names_its_own(text: str) -> bool:
+    """Whether a sentence names specific things of its own (a name, or a word rare in English:
+    :func:`grounding.concepts.essential_word`). A labelled conclusion that shares no word with
+    the question answers the study's own question only when it names nothing ("No differences
+    were found."); one that names its own terms ("The brain dysfunctions of the REs appear to be
+    associated with prefrontal lobe hypoactivation") states another relation."""
+    return any(w not in STOPWORDS and essential_word(w) for w in words_of(text.lower()))
 
 
 def _confirmed_yes(

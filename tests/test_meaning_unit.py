@@ -115,6 +115,21 @@ def test_what_predicts_the_response_to_a_treatment_is_no_verdict_on_it() -> None
     assert _stance(asked, conclusion) == "yes"
 
 
+def test_a_conclusion_sharing_no_word_decides_only_when_it_names_nothing_of_its_own() -> None:
+    """The same abstract's next conclusion sentence, "The brain dysfunctions of the REs appear
+    to be primarily associated with prefrontal lobe hypoactivation.", shares no word with the
+    stimulant question and was read as the study's own answer ("yes" from "associated"). A
+    conclusion sharing no word decides only when it names nothing of its own ("No differences
+    were found."). Mutation caught: ``_names_its_own`` made to return False -> "yes"."""
+    q = "Are stimulant medications effective for ADHD in children?"
+    other = ("We treated 60 children. CONCLUSION: The brain dysfunctions of the REs appear to be "
+             "primarily associated with prefrontal lobe hypoactivation.")
+    assert _stance(q, other) == "unclear"
+    # naming nothing of its own, it still answers the study's question
+    assert _stance(q, "We treated 60 children. CONCLUSION: Differences related to treatment "
+                      "were not found.") == "no"
+
+
 def test_the_papers_own_discussion_and_future_work_never_decide() -> None:
     """Seen in the chat: "We discuss these results in the context of previous working memory
     training research and address issues for future working memory training studies." gave a
