@@ -222,6 +222,13 @@ AFFIRMATIVE = _rx(
     r"mediat\w+", r"moderat\w+", r"influenc\w+",
     r"affect(?:s|ed|ing)?",  # the verb: "affective disorders" names an illness, not an effect
     r"help(?:s|ed)?", r"helpful",
+    # a relation named as a noun and reported found ("An association was found between X and Y",
+    # "We identified a significant correlation between ..."); "no association was found" is a
+    # null finding, and a negation left in the clause keeps it from reading yes (_guarded)
+    r"(?:associations?|relationships?|correlations?|links?) [^.;:]{0,80}?(?:was|were|has been|"
+    r"have been) (?:\w+ )?(?:found|observed|identified|detected|seen|noted)",
+    r"(?:found|observed|identified|detected|noted) (?:an? |the )?(?:[\w-]+ )?(?:associations?|"
+    r"relationships?|correlations?|links?) (?:between|of|with)",
 )  # fmt: skip
 
 DOUBT = _rx(

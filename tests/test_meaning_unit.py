@@ -130,6 +130,26 @@ def test_a_conclusion_sharing_no_word_decides_only_when_it_names_nothing_of_its_
                       "were not found.") == "no"
 
 
+def test_an_association_reported_found_says_yes() -> None:
+    """PubMedQA 26163474: "An association was found between sublingual varices and
+    hypertension." read no stance at all (no verb of relation), and the source's "yes" came from
+    "causes no harm" in a sentence about examining the tongue, which stopped deciding when a
+    conclusion naming its own things no longer decides alone. Mutation caught: the two "an
+    association was found" AFFIRMATIVE patterns removed -> None and "unclear"."""
+    q = "Is there a connection between sublingual varices and hypertension?"
+    stems = question_stems(q)
+    found = "An association was found between sublingual varices and hypertension."
+    assert sentence_stance(found, stems).stance == "yes"
+    assert sentence_stance("We observed a significant correlation between sublingual varices "
+                           "and hypertension.", stems).stance == "yes"
+    assert _stance(q, f"We examined 431 dental patients. CONCLUSIONS: {found}") == "yes"
+    # the same noun, negated, is a null finding
+    assert sentence_stance("No association was found between sublingual varices and "
+                           "hypertension.", stems).stance == "no"
+    assert sentence_stance("An association between sublingual varices and hypertension was "
+                           "not found.", stems).stance == "no"
+
+
 def test_the_papers_own_discussion_and_future_work_never_decide() -> None:
     """Seen in the chat: "We discuss these results in the context of previous working memory
     training research and address issues for future working memory training studies." gave a
