@@ -986,13 +986,23 @@ def _candidate_stance(
                            own_question=own_question)  # fmt: skip
 
 
+# The most content words a sentence sharing no word with the question may hold and still be the
+# study's own answer, stated without naming it ("The intervention group showed greater
+# improvement than the control group at 12 months": 9)
+OWN_ANSWER_MAX_WORDS = 10
+
+
 def _names_its_own(text: str) -> bool:
     """Whether a sentence names specific things of its own (a name, or a word rare in English:
-    :func:`grounding.concepts.essential_word`). A labelled conclusion that shares no word with
+    :func:`grounding.concepts.essential_word`) or says more than a short finding does (over
+    :data:`OWN_ANSWER_MAX_WORDS` content words). A labelled conclusion that shares no word with
     the question answers the study's own question only when it names nothing ("No differences
     were found."); one that names its own terms ("The brain dysfunctions of the REs appear to be
-    associated with prefrontal lobe hypoactivation") states another relation."""
-    return any(w not in STOPWORDS and essential_word(w) for w in words_of(text.lower()))
+    associated with prefrontal lobe hypoactivation") or goes on about other things ("... the
+    need for higher levels of satisfaction especially concerning a better dialogue with health
+    staff ...") states another relation."""
+    content = [w for w in words_of(text.lower()) if w not in STOPWORDS]
+    return len(content) > OWN_ANSWER_MAX_WORDS or any(essential_word(w) for w in content)
 
 
 def _confirmed_yes(

@@ -128,6 +128,13 @@ def test_a_conclusion_sharing_no_word_decides_only_when_it_names_nothing_of_its_
     # naming nothing of its own, it still answers the study's question
     assert _stance(q, "We treated 60 children. CONCLUSION: Differences related to treatment "
                       "were not found.") == "no"
+    # PubMedQA 23448747's third source: common words, but about other things (mutation caught:
+    # the OWN_ANSWER_MAX_WORDS bound removed -> "yes" from "higher" and "better")
+    long = ("We asked 90 patients. CONCLUSIONS: In fact, most of the whole sample flagged up the "
+            "need for higher levels of satisfaction especially concerning a better dialogue with "
+            "health staff, along with a new factor: the need to talk to people with the same "
+            "illness.")
+    assert _stance("Do older adults with cancer fall more often?", long) == "unclear"
 
 
 def test_an_association_reported_found_says_yes() -> None:
