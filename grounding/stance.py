@@ -222,9 +222,14 @@ AFFIRMATIVE = _rx(
     r"mediat\w+", r"moderat\w+", r"influenc\w+",
     r"affect(?:s|ed|ing)?",  # the verb: "affective disorders" names an illness, not an effect
     r"help(?:s|ed)?", r"helpful",
-    # a relation named as a noun and reported found ("An association was found between X and Y",
-    # "We identified a significant correlation between ..."); "no association was found" is a
-    # null finding, and a negation left in the clause keeps it from reading yes (_guarded)
+)  # fmt: skip
+# A relation named as a noun and reported found ("An association was found between X and Y",
+# "We identified a significant correlation between ..."): a yes in the rules. "No association
+# was found" is a null finding, and a negation left in the clause keeps it from reading yes
+# (_guarded). Not one of the stance classifier's cues: it was fitted on AFFIRMATIVE's, and a new
+# cue counted there moves its probabilities without a refit (seen: a subgroup trap's weak "yes"
+# became a shown one).
+FOUND_RELATION = _rx(
     r"(?:associations?|relationships?|correlations?|links?) [^.;:]{0,80}?(?:was|were|has been|"
     r"have been) (?:\w+ )?(?:found|observed|identified|detected|seen|noted)",
     r"(?:found|observed|identified|detected|noted) (?:an? |the )?(?:[\w-]+ )?(?:associations?|"
@@ -445,7 +450,7 @@ def sentence_stance(
     body = NON_FINDING_NEGATIONS.sub(" ", AFFIRMING_NEGATIONS.sub(" ", body))
     doubt = DOUBT.search(body)
     null = NULL_FINDING.search(body)
-    yes = AFFIRMATIVE.search(body)
+    yes = AFFIRMATIVE.search(body) or FOUND_RELATION.search(body)
     hedged = HEDGE.search(body) is not None
     if null is not None:
         strength = 0.75 if hedged else 0.9

@@ -141,8 +141,8 @@ def test_an_association_reported_found_says_yes() -> None:
     """PubMedQA 26163474: "An association was found between sublingual varices and
     hypertension." read no stance at all (no verb of relation), and the source's "yes" came from
     "causes no harm" in a sentence about examining the tongue, which stopped deciding when a
-    conclusion naming its own things no longer decides alone. Mutation caught: the two "an
-    association was found" AFFIRMATIVE patterns removed -> None and "unclear"."""
+    conclusion naming its own things no longer decides alone. Mutation caught: FOUND_RELATION
+    left out of ``sentence_stance`` -> None and "unclear"."""
     q = "Is there a connection between sublingual varices and hypertension?"
     stems = question_stems(q)
     found = "An association was found between sublingual varices and hypertension."
