@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from grounding.concepts import essential_word, stems_of, words_of
+from grounding.concepts import stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
@@ -898,8 +898,11 @@ def source_stance(
     strongest stance among those that share words with the question decides, with its sentence;
     a conclusion sentence before a key finding, and doubt beats a weak yes. A sentence that
     shares no word with the question decides nothing unless it is the labelled conclusion
-    ("No differences were found."): an unlabelled last sentence about something else ("Different
-    hypotheses explaining these differences are compared.") once gave a confident "Yes".
+    ("No differences were found.") of a study whose title asks the question (:func:`_asks_it`):
+    an unlabelled last sentence about something else ("Different hypotheses explaining these
+    differences are compared.") once gave a confident "Yes", and so did another study's
+    conclusion ("The brain dysfunctions of the REs appear to be associated with prefrontal lobe
+    hypoactivation", for whether stimulants work).
 
     With ``classify`` (the stance classifier over the answer sentences' cues), the strength is
     the classifier's probability of that stance, and a stance the classifier does not also find
@@ -918,12 +921,15 @@ def source_stance(
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
     own = not other_age_group(source.title, question)
+    asks_it = _asks_it(source.title, question_relation(question), aliases)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
     for order, sentence in enumerate(candidates):
         overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
-        if not overlap and sentence.kind != "conclusion":
-            continue  # shares no word with the question: about something else
+        if not overlap and (sentence.kind != "conclusion" or not asks_it):
+            # shares no word with the question: about something else, unless it is the labelled
+            # conclusion of a study whose own question is the user's
+            continue
         read = _candidate_stance(sentence, bool(overlap), question_stems, relation, aliases,
                                  sameness, own)  # fmt: skip
         if read is None or read.stance is None:
@@ -976,9 +982,8 @@ def _candidate_stance(
     conclusion about another population)."""
     text = without_explained_away(sentence.text, relation.asks_explanation)
     if not shares_words:  # the labelled conclusion about the study's own question
-        if relation.no_finding(sentence.text) or _names_its_own(sentence.text):
-            return None
-        return sentence_stance(text, question_stems, asks_sameness=sameness)
+        read = sentence_stance(text, question_stems, asks_sameness=sameness)
+        return None if relation.no_finding(sentence.text) else read
     if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
         # the labelled conclusion states the study's own question: one clause, one relation
         read = _guarded(sentence_stance(text, question_stems, asks_sameness=sameness), text,
@@ -991,23 +996,21 @@ def _candidate_stance(
                            own_question=own_question)  # fmt: skip
 
 
-# The most content words a sentence sharing no word with the question may hold and still be the
-# study's own answer, stated without naming it ("The intervention group showed greater
-# improvement than the control group at 12 months": 9)
-OWN_ANSWER_MAX_WORDS = 10
-
-
-def _names_its_own(text: str) -> bool:
-    """Whether a sentence names specific things of its own (a name, or a word rare in English:
-    :func:`grounding.concepts.essential_word`) or says more than a short finding does (over
-    :data:`OWN_ANSWER_MAX_WORDS` content words). A labelled conclusion that shares no word with
-    the question answers the study's own question only when it names nothing ("No differences
-    were found."); one that names its own terms ("The brain dysfunctions of the REs appear to be
-    associated with prefrontal lobe hypoactivation") or goes on about other things ("... the
-    need for higher levels of satisfaction especially concerning a better dialogue with health
-    staff ...") states another relation."""
-    content = [w for w in words_of(text.lower()) if w not in STOPWORDS]
-    return len(content) > OWN_ANSWER_MAX_WORDS or any(essential_word(w) for w in content)
+def _asks_it(title: str, relation: Relation, aliases: dict[str, frozenset[str]]) -> bool:
+    """Whether a study's own question is the user's: its title names every concept of the
+    question (in its specific or broad words; not only the part this source names), no other
+    population, and is no
+    predictor-of-response study the question does not ask for ("Predicting the clinical
+    outcome of stimulant medication ..."). A source without a title cannot be told apart: it
+    counts as asking it."""
+    if not title:
+        return True
+    if PREDICTS_RESPONSE.search(title) is not None and not relation.asks_prediction:
+        return False
+    stems = _stems_with(title, aliases)
+    broad = relation.broad or relation.concepts
+    named = all((c | b) & stems for c, b in zip(relation.concepts, broad, strict=True))
+    return named and not relation.other_population(title)
 
 
 def _confirmed_yes(

@@ -28,8 +28,8 @@ HIRSCHSPRUNG_Q = (
 HIRSCHSPRUNG = "There is no increased risk of ADHD in patients with Hirschsprung disease."
 
 
-def _stance(question: str, abstract: str) -> str:
-    source = SourceText.build(1, abstract)
+def _stance(question: str, abstract: str, title: str = "") -> str:
+    source = SourceText.build(1, abstract, title=title)
     return source_stance(source, question, question_stems(question)).stance
 
 
@@ -115,26 +115,26 @@ def test_what_predicts_the_response_to_a_treatment_is_no_verdict_on_it() -> None
     assert _stance(asked, conclusion) == "yes"
 
 
-def test_a_conclusion_sharing_no_word_decides_only_when_it_names_nothing_of_its_own() -> None:
-    """The same abstract's next conclusion sentence, "The brain dysfunctions of the REs appear
-    to be primarily associated with prefrontal lobe hypoactivation.", shares no word with the
-    stimulant question and was read as the study's own answer ("yes" from "associated"). A
-    conclusion sharing no word decides only when it names nothing of its own ("No differences
-    were found."). Mutation caught: ``_names_its_own`` made to return False -> "yes"."""
+def test_a_conclusion_sharing_no_word_decides_only_for_a_study_asking_the_question() -> None:
+    """The stimulant abstract's next conclusion sentence, "The brain dysfunctions of the REs
+    appear to be primarily associated with prefrontal lobe hypoactivation.", shares no word with
+    the question and was read as the study's own answer ("yes" from "associated"). Such a
+    sentence decides only when the source's title asks the user's question, and a
+    predictor-of-response title does not ask whether the treatment works. Mutations caught:
+    ``_asks_it`` made to return True -> "yes" (both titles below); its predictor check dropped
+    -> "yes" for the first; "every concept" made "any" -> "yes" for the second; made to return
+    False -> the trial's "Differences ... were not found" loses its "no"."""
     q = "Are stimulant medications effective for ADHD in children?"
-    other = ("We treated 60 children. CONCLUSION: The brain dysfunctions of the REs appear to be "
-             "primarily associated with prefrontal lobe hypoactivation.")
-    assert _stance(q, other) == "unclear"
-    # naming nothing of its own, it still answers the study's question
-    assert _stance(q, "We treated 60 children. CONCLUSION: Differences related to treatment "
-                      "were not found.") == "no"
-    # PubMedQA 23448747's third source: common words, but about other things (mutation caught:
-    # the OWN_ANSWER_MAX_WORDS bound removed -> "yes" from "higher" and "better")
-    long = ("We asked 90 patients. CONCLUSIONS: In fact, most of the whole sample flagged up the "
-            "need for higher levels of satisfaction especially concerning a better dialogue with "
-            "health staff, along with a new factor: the need to talk to people with the same "
-            "illness.")
-    assert _stance("Do older adults with cancer fall more often?", long) == "unclear"
+    conclusion = ("We treated 60 children. CONCLUSION: The brain dysfunctions of the REs appear "
+                  "to be primarily associated with prefrontal lobe hypoactivation.")
+    predictor = ("Predicting the clinical outcome of stimulant medication in children with ADHD: "
+                 "data from quantitative electroencephalography")
+    assert _stance(q, conclusion, title=predictor) == "unclear"
+    # a study of something else: its title does not state the question's relation
+    assert _stance(q, conclusion, title="Brain function of children with ADHD") == "unclear"
+    # a trial of the question's own relation: its conclusion answers it in words of its own
+    trial = "We treated 60 children. CONCLUSION: Differences related to treatment were not found."
+    assert _stance(q, trial, title="Stimulant medication for ADHD in children: a trial") == "no"
 
 
 def test_an_association_reported_found_says_yes() -> None:
