@@ -998,11 +998,10 @@ def _candidate_stance(
 
 def _asks_it(title: str, relation: Relation, aliases: dict[str, frozenset[str]]) -> bool:
     """Whether a study's own question is the user's: its title names every concept of the
-    question (in its specific or broad words; not only the part this source names), no other
-    population, and is no
-    predictor-of-response study the question does not ask for ("Predicting the clinical
-    outcome of stimulant medication ..."). A source without a title cannot be told apart: it
-    counts as asking it."""
+    question (in its specific or broad words; not only the part this source names) and no other
+    population, and it is no predictor-of-response study the question does not ask for
+    ("Predicting the clinical outcome of stimulant medication ..."). A source without a title
+    cannot be told apart: it counts as asking it."""
     if not title:
         return True
     if PREDICTS_RESPONSE.search(title) is not None and not relation.asks_prediction:
