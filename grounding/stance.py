@@ -913,23 +913,14 @@ def source_stance(
     if unnamed:
         return SourceStance(source.n, "unclear")
     answer = list(_answer_sentences(source))
-    findings = set(key_findings)
-    candidates = answer + [
-        s for s in source.sentences if (s.start, s.end) in findings and s not in answer
-    ]
-    candidates += _contrasted(source.sentences, candidates)
+    asks_it = _asks_it(source.title, question_relation(question), aliases)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
     own = not other_age_group(source.title, question)
-    asks_it = _asks_it(source.title, question_relation(question), aliases)
     last = source.sentences[-1] if source.sentences else None
     plain: list[tuple[float, SentenceStance]] = []  # (overlap, read) of the plain answer sentences
-    for order, sentence in enumerate(candidates):
-        overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
-        if not overlap and (sentence.kind != "conclusion" or not asks_it):
-            # shares no word with the question: about something else, unless it is the labelled
-            # conclusion of a study whose own question is the user's
-            continue
+    for order, sentence, overlap in _candidates(source, answer, key_findings, question_stems,
+                                                asks_it):
         read = _candidate_stance(sentence, bool(overlap), question_stems, relation, aliases,
                                  sameness, own)  # fmt: skip
         if read is None or read.stance is None:
@@ -953,6 +944,30 @@ def source_stance(
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
+
+
+def _candidates(
+    source: SourceText,
+    answer: Sequence[Sentence],
+    key_findings: Sequence[tuple[int, int]],
+    question_stems: set[str],
+    asks_it: bool,
+) -> list[tuple[int, Sentence, float]]:
+    """(order, sentence, share of the question's words it holds) of the sentences that may
+    decide: the answer sentences, then the key findings, then what a contrast among them is set
+    against; one that shares no word with the question is about something else, unless it is
+    the labelled conclusion of a study whose own question is the user's (``asks_it``)."""
+    findings = set(key_findings)
+    candidates = [*answer] + [
+        s for s in source.sentences if (s.start, s.end) in findings and s not in answer
+    ]
+    candidates += _contrasted(source.sentences, candidates)
+    out = []
+    for order, sentence in enumerate(candidates):
+        overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
+        if overlap or (sentence.kind == "conclusion" and asks_it):
+            out.append((order, sentence, overlap))
+    return out
 
 
 def _source_relation(
