@@ -29,7 +29,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from grounding.concepts import stems_of, words_of
+from grounding.concepts import Concept, stems_of, words_of
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
@@ -550,6 +550,19 @@ class Relation:
         # with several ("linked with lower verbal IQ in the offspring") which one is not known
         return len(after) == 1 and len(after[0]) >= 2 and not after[0] & source_stems
 
+    def exposure_unnamed(self, source_stems: set[str]) -> bool:
+        """Whether an abstract (``source_stems``) names none of the question's exposure side (the
+        concepts before its relation word) in any of their words, while it names the outcome
+        side, in none of their other names either (:func:`_lay_stems`, generic drug names).
+        Its findings on the outcome are then about an exposure of its own ("Later acquisition
+        of infant developmental milestones was associated with lower subsequent IQ", asked
+        whether babies born early have a lower IQ), and the question's relation, whose exposure
+        is dropped from :meth:`for_source`, would be "stated" by any sentence on the outcome."""
+        broad = self.broad or self.concepts
+        named = {side for side, c, b in zip(self.sides, self.concepts, broad, strict=False)
+                 if (c | b) & source_stems}  # fmt: skip
+        return {0, 1} <= set(self.sides) and named == {1}
+
     def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
         question's relation word, else two of its concepts, or the one there is) and no
@@ -611,7 +624,8 @@ def question_relation(question: str) -> Relation:
     # drug by its generic names too ("Ritalin": methylphenidate)
     concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) | _generic_stems(c.words)
                      for c in found)  # fmt: skip
-    broad = tuple(frozenset(stem(w) for w in c.words) | _generic_stems(c.words) for c in found)
+    broad = tuple(frozenset(stem(w) for w in c.words) | _generic_stems(c.words) | _lay_stems(c)
+                  for c in found)  # fmt: skip
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)
     lead = _LEADING_SCOPE.match(question)
@@ -628,6 +642,22 @@ def question_relation(question: str) -> Relation:
     return Relation(concepts, populations, sides, broad, controlled,
                     bool(ASKS_EXPLANATION.search(question)),
                     bool(ASKS_PREDICTION.search(question)))
+
+
+def _lay_stems(concept: Concept) -> frozenset[str]:
+    """The stems of the other English names of a concept (WordNet's: "preemies" -> "preterm
+    infant"): of the whole concept and of its essential words, as the coverage check takes
+    them (:func:`grounding.concepts.question_concepts`), each name by its most specific word
+    ("preterm", not "infant"); none for a concept without an essential word ("kids"), whose
+    everyday names ("minor", "fry") are other things in an abstract."""
+    from indexing.lay_terms import lay_terms, specific_word
+
+    if not concept.essential:  # an everyday concept ("kids") is named in everyday words
+        return frozenset()
+    terms = lay_terms()
+    names = [" ".join(concept.words), *concept.essential]
+    return frozenset(s for name in names for other in terms.synonyms(name)
+                     for s in stems_of(specific_word(other)) if len(s) > 2)  # fmt: skip
 
 
 def _generic_stems(words: Sequence[str]) -> frozenset[str]:
@@ -909,11 +939,12 @@ def source_stance(
     most likely becomes "unclear": a yes/no stands only when rules and classifier agree.
 
     ``key_findings``: (start, end) offsets of the source's evidence sentences."""
-    aliases, relation, unnamed = _source_relation(source, question)
-    if unnamed:
+    aliases, asked, source_stems = _source_relation(source, question)
+    if asked.outcome_unnamed(source_stems) or asked.exposure_unnamed(source_stems):
         return SourceStance(source.n, "unclear")
+    relation = asked.for_source(source_stems)
     answer = list(_answer_sentences(source))
-    asks_it = _asks_it(source.title, question_relation(question), aliases)
+    asks_it = _asks_it(source.title, asked, aliases)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
     own = not other_age_group(source.title, question)
@@ -933,7 +964,7 @@ def source_stance(
         if best is None or score > best[0]:
             best = (score, sentence, read)
     if best is None:
-        return SourceStance(source.n, "unclear")
+        return _title_stance(source, relation, question_stems, classify, answer, question)
     _, sentence, read = best
     stance: Stance = read.stance or "unclear"
     if _says_both(stance, stems_of(sentence.text) & question_stems, question_stems, plain):
@@ -944,6 +975,31 @@ def source_stance(
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
+
+
+def _title_stance(
+    source: SourceText,
+    relation: Relation,
+    question_stems: set[str],
+    classify: StanceClassifier | None,
+    answer: Sequence[Sentence],
+    question: str,
+) -> SourceStance:
+    """When no sentence of the abstract decides, its title may: a title that states a finding
+    ("No evidence of intelligence improvement after working memory training") is the authors'
+    own one-line conclusion, as PubMedQA's PQA-A reads them. It decides only when it states the
+    question's relation in its words (both sides, no other population; never a yes in words of
+    its own) and is no question ("Does ...?"). No sentence is quoted for it: the title is not
+    the abstract's text."""
+    title = source.title.strip()
+    if not title or title.endswith("?"):
+        return SourceStance(source.n, "unclear")
+    read = relation_stance(title, relation, question_stems, own_question=False)
+    stance: Stance = read.stance or "unclear"
+    strength = read.strength
+    if classify is not None and stance == "yes":
+        stance, strength = _confirmed_yes(classify, answer, question, question_stems)
+    return SourceStance(source.n, stance, strength=strength, cue=read.cue)
 
 
 def _candidates(
@@ -972,16 +1028,14 @@ def _candidates(
 
 def _source_relation(
     source: SourceText, question: str
-) -> tuple[dict[str, frozenset[str]], Relation, bool]:
-    """The source's abbreviations, the question's relation as this source words it (its stems,
-    the long forms of its abbreviations included), and whether it never names the question's
-    outcome (:meth:`Relation.outcome_unnamed`)."""
+) -> tuple[dict[str, frozenset[str]], Relation, set[str]]:
+    """The source's abbreviations, the question's relation, and the stems of the source's
+    title and abstract (the long forms of its abbreviations included)."""
     aliases = abbreviations(source.abstract)
     source_stems = stems_of(f"{source.title} {source.abstract}")
     for expansion in aliases.values():
         source_stems |= expansion
-    relation = question_relation(question)
-    return aliases, relation.for_source(source_stems), relation.outcome_unnamed(source_stems)
+    return aliases, question_relation(question), source_stems
 
 
 def _candidate_stance(

@@ -137,6 +137,50 @@ def test_a_conclusion_sharing_no_word_decides_only_for_a_study_asking_the_questi
     assert _stance(q, trial, title="Stimulant medication for ADHD in children: a trial") == "no"
 
 
+def _stance_of_findings(question: str, abstract: str, title: str = "") -> str:
+    """A source's stance as the chat reads it: every sentence a key finding."""
+    source = SourceText.build(1, abstract, title=title)
+    spans = [(s.start, s.end) for s in source.sentences]
+    return source_stance(source, question, question_stems(question), spans).stance
+
+
+def test_a_source_never_naming_the_exposure_answers_nothing_about_it() -> None:
+    """Stop 61's walk: "Do babies born really early end up with lower IQ as kids?" read "Yes"
+    from a study of infant motor milestones ("Later acquisition of infant developmental
+    milestones was associated with lower subsequent IQ"). The abstract never names the
+    question's exposure, so its relation kept only the outcome, and any sentence naming IQ
+    "stated" it. A study naming the exposure by another English name of it (WordNet's
+    "preterm" for "preemies") still answers. Mutations caught: the exposure check dropped from
+    ``source_stance`` -> "yes" for the milestones study; ``_lay_stems`` returning nothing ->
+    "unclear" for the preterm study."""
+    milestones = ("Mothers of 9125 children recorded 12 developmental milestones. Later "
+                  "acquisition of infant developmental milestones was associated with lower "
+                  "subsequent IQ.")
+    title = "Infant developmental milestones and adult intelligence: a 34-year follow-up"
+    q = "Do babies born really early end up with lower IQ as kids?"
+    assert _stance_of_findings(q, milestones, title) == "unclear"
+    preterm = ("We followed 300 infants from birth to age 8. Preterm birth was associated with "
+               "lower IQ at age 8.")
+    assert _stance_of_findings("Do preemies end up with lower IQ?", preterm,
+                               "Preterm birth and IQ at age 8") == "yes"
+
+
+def test_a_title_stating_the_finding_decides_when_no_sentence_does() -> None:
+    """"No evidence of intelligence improvement after working memory training" is the study's
+    answer, but its abstract words the finding as "no positive transfer to any of the
+    cognitive ability tests", and the source read unclear. The title decides when no sentence
+    does; a title that is a question never does. Mutations caught: the title fallback removed
+    -> "unclear"; its question check dropped -> "yes" from "Does ... improve ...?"."""
+    q = "Does working memory training improve intelligence?"
+    abstract = ("Young adults received 20 sessions of working memory training or visual search "
+                "practice. Despite improvements on both tasks with practice, there was no "
+                "positive transfer to any of the cognitive ability tests.")
+    stated = ("No evidence of intelligence improvement after working memory training: a "
+              "randomized, placebo-controlled study")
+    assert _stance_of_findings(q, abstract, stated) == "no"
+    assert _stance_of_findings(q, abstract, q) == "unclear"
+
+
 def test_an_association_reported_found_says_yes() -> None:
     """PubMedQA 26163474: "An association was found between sublingual varices and
     hypertension." read no stance at all (no verb of relation), and the source's "yes" came from
