@@ -515,13 +515,33 @@ class Relation:
     # the question asks who responds or what predicts an outcome (:data:`ASKS_PREDICTION`)
     asks_prediction: bool = False
 
+    # each concept's level as the question asks it ("LOW maternal ferritin": "low"; "" none)
+    levels: tuple[str, ...] = ()
+
     def no_finding(self, text: str) -> bool:
         """Whether ``text`` states no finding about this relation: a recommendation, aim or
-        future work (:data:`RECOMMENDATION`), or what predicts the response to a treatment
-        (:data:`PREDICTS_RESPONSE`) when the question does not ask that."""
-        return bool(RECOMMENDATION.search(text)) or (
-            not self.asks_prediction and bool(PREDICTS_RESPONSE.search(text))
+        future work (:data:`RECOMMENDATION`), what predicts the response to a treatment
+        (:data:`PREDICTS_RESPONSE`) when the question does not ask that, or a finding about the
+        opposite level of the exposure (:meth:`other_level`)."""
+        return (
+            bool(RECOMMENDATION.search(text))
+            or (not self.asks_prediction and bool(PREDICTS_RESPONSE.search(text)))
+            or self.other_level(text)
         )
+
+    def other_level(self, text: str) -> bool:
+        """Whether ``text`` names an exposure the question asks at one level ("LOW maternal
+        ferritin") only at the opposite one ("HIGH maternal ferritin was associated with
+        poorer child cognitive abilities"): a finding about another exposure."""
+        tokens = [(w, stem(w)) for w in words_of(text)]
+        for i, level in enumerate(self.levels):
+            if not level or (self.sides and self.sides[i] != 0):
+                continue
+            found = [_levels_of([w for w, _ in tokens[max(0, k - LEVEL_REACH) : k]])
+                     for k, (_, s) in enumerate(tokens) if s in self.concepts[i]]  # fmt: skip
+            if any(_OPPOSITE[level] in f for f in found) and not any(level in f for f in found):
+                return True
+        return False
 
     def hits(self, stems: set[str]) -> int:
         return sum(1 for c in self.concepts if c & stems)
@@ -536,7 +556,8 @@ class Relation:
         return Relation(tuple(keys[i] for i in keep), self.populations,
                         tuple(self.sides[i] for i in keep) if self.sides else (),
                         tuple(broad[i] for i in keep), controlled,
-                        self.asks_explanation, self.asks_prediction)  # fmt: skip
+                        self.asks_explanation, self.asks_prediction,
+                        tuple(self.levels[i] for i in keep) if self.levels else ())  # fmt: skip
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -639,9 +660,40 @@ def question_relation(question: str) -> Relation:
         i for i, c in enumerate(found)
         if any(a <= question.find(c.text) < b for a, b in held)
     )
+    tokens = words_of(question)
+    levels = tuple(_level_of(tokens[max(0, at - LEVEL_REACH) : at]) if at >= 0 else ""
+                   for at in (_word_at(tokens, c.words) for c in found))  # fmt: skip
     return Relation(concepts, populations, sides, broad, controlled,
                     bool(ASKS_EXPLANATION.search(question)),
-                    bool(ASKS_PREDICTION.search(question)))
+                    bool(ASKS_PREDICTION.search(question)), levels)
+
+
+# The words that set an exposure's level ("LOW ferritin", "ELEVATED blood pressure") and how
+# many words before it they may stand ("high maternal ferritin", "low and high ferritin")
+_LEVEL_WORDS = {
+    "high": frozenset("high higher highest elevated increased excess excessive".split()),
+    "low": frozenset("low lower lowest reduced decreased deficient insufficient".split()),
+}
+_OPPOSITE = {"high": "low", "low": "high"}
+LEVEL_REACH = 3
+
+
+def _levels_of(before: Sequence[str]) -> set[str]:
+    """The levels the words just ``before`` a concept give it ("low and high ferritin": both)."""
+    said = {w.lower() for w in before}
+    return {level for level, words in _LEVEL_WORDS.items() if said & words}
+
+
+def _level_of(before: Sequence[str]) -> str:
+    """The one level the words just ``before`` a concept give it: "high", "low" or ""."""
+    levels = _levels_of(before)
+    return levels.pop() if len(levels) == 1 else ""
+
+
+def _word_at(tokens: Sequence[str], words: Sequence[str]) -> int:
+    """Where the first of ``words`` stands among ``tokens`` (lower-cased), -1 if nowhere."""
+    lowered = [t.lower() for t in tokens]
+    return next((k for k, t in enumerate(lowered) if words and t == words[0]), -1)
 
 
 def _lay_stems(concept: Concept) -> frozenset[str]:
@@ -964,7 +1016,7 @@ def source_stance(
         if best is None or score > best[0]:
             best = (score, sentence, read)
     if best is None:
-        return _title_stance(source, relation, question_stems, classify, answer, question)
+        return _title_stance(source, relation, question_stems)
     _, sentence, read = best
     stance: Stance = read.stance or "unclear"
     if _says_both(stance, stems_of(sentence.text) & question_stems, question_stems, plain):
@@ -977,29 +1029,22 @@ def source_stance(
     )
 
 
-def _title_stance(
-    source: SourceText,
-    relation: Relation,
-    question_stems: set[str],
-    classify: StanceClassifier | None,
-    answer: Sequence[Sentence],
-    question: str,
-) -> SourceStance:
+def _title_stance(source: SourceText, relation: Relation, question_stems: set[str]) -> SourceStance:
     """When no sentence of the abstract decides, its title may: a title that states a finding
     ("No evidence of intelligence improvement after working memory training") is the authors'
     own one-line conclusion, as PubMedQA's PQA-A reads them. It decides only when it states the
-    question's relation in its words (both sides, no other population; never a yes in words of
-    its own) and is no question ("Does ...?"). No sentence is quoted for it: the title is not
-    the abstract's text."""
+    question's relation in its words (both sides, no other population) and is no question
+    ("Does ...?"), and only a "no": a title read as "yes" often names the topic, not a finding
+    ("Cardiorespiratory fitness as a mediator of the relationship between birth weight and
+    cognition" read "yes" to whether extra weight goes with weaker thinking). No sentence is
+    quoted for it: the title is not the abstract's text."""
     title = source.title.strip()
     if not title or title.endswith("?"):
         return SourceStance(source.n, "unclear")
     read = relation_stance(title, relation, question_stems, own_question=False)
-    stance: Stance = read.stance or "unclear"
-    strength = read.strength
-    if classify is not None and stance == "yes":
-        stance, strength = _confirmed_yes(classify, answer, question, question_stems)
-    return SourceStance(source.n, stance, strength=strength, cue=read.cue)
+    if read.stance != "no":
+        return SourceStance(source.n, "unclear")
+    return SourceStance(source.n, "no", strength=read.strength, cue=read.cue)
 
 
 def _candidates(

@@ -170,7 +170,8 @@ def test_a_title_stating_the_finding_decides_when_no_sentence_does() -> None:
     answer, but its abstract words the finding as "no positive transfer to any of the
     cognitive ability tests", and the source read unclear. The title decides when no sentence
     does; a title that is a question never does. Mutations caught: the title fallback removed
-    -> "unclear"; its question check dropped -> "yes" from "Does ... improve ...?"."""
+    -> "unclear"; its question check dropped -> "no" from a title asking "No ...?"; a "yes"
+    title let decide -> "yes"."""
     q = "Does working memory training improve intelligence?"
     abstract = ("Young adults received 20 sessions of working memory training or visual search "
                 "practice. Despite improvements on both tasks with practice, there was no "
@@ -178,7 +179,29 @@ def test_a_title_stating_the_finding_decides_when_no_sentence_does() -> None:
     stated = ("No evidence of intelligence improvement after working memory training: a "
               "randomized, placebo-controlled study")
     assert _stance_of_findings(q, abstract, stated) == "no"
-    assert _stance_of_findings(q, abstract, q) == "unclear"
+    asked = "No intelligence improvement after working memory training?"
+    assert _stance_of_findings(q, abstract, asked) == "unclear"
+    # a title read as "yes" decides nothing: on verdict_traps td030 one read "yes" from another
+    # relation (a mediator of birth weight and cognition, asked about overweight) and
+    # contradicted its gold; a wrong "yes" is the worst answer
+    said = "Working memory training is associated with higher intelligence"
+    assert _stance_of_findings(q, abstract, said) == "unclear"
+
+
+def test_a_finding_on_the_opposite_level_of_the_exposure_decides_nothing() -> None:
+    """verdict_traps td005: asked whether LOW maternal ferritin goes with children's cognitive
+    abilities, "HIGH maternal ferritin was associated with poorer child cognitive abilities" is
+    a finding about another exposure, and it made the source "unclear" beside the sentence on
+    low ferritin. Mutations caught: ``other_level`` left out of ``Relation.no_finding`` ->
+    "unclear"; the question's level not read (``levels`` empty) -> "unclear"."""
+    q = "Was low maternal ferritin in pregnancy associated with child cognitive abilities?"
+    abstract = ("We followed 2479 mother-child pairs. High maternal ferritin was associated with "
+                "poorer child cognitive abilities. Low maternal ferritin was not associated "
+                "with child cognitive abilities.")
+    assert _stance_of_findings(q, abstract) == "no"
+    relation = question_relation(q)
+    assert relation.other_level("Higher maternal ferritin levels predicted lower IQ.")
+    assert not relation.other_level("Low and high maternal ferritin predicted lower IQ.")
 
 
 def test_an_association_reported_found_says_yes() -> None:
