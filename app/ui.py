@@ -24,6 +24,7 @@ from chainlit.utils import utc_now  # noqa: E402
 from app import auth, dense_build, pubmed_chat  # noqa: E402
 from app import history as saved  # noqa: E402
 from app.chainlit_files import install_private_files_folder  # noqa: E402
+from app.followup_hint import followup_hint  # noqa: E402
 from app.help_page import install_help_summary  # noqa: E402
 from app.index_status import SemanticStatus, search_line, semantic_status  # noqa: E402
 from app.index_summary import index_summary  # noqa: E402
@@ -322,12 +323,16 @@ async def answer(backend: Backend, question: str, mode: str) -> None:
     finally:
         if notice is not None:
             await notice.remove()
+    asked_before = bool(history)
     if result is not None and not result.refused:
         history.append((question, result.answer))
         cl.user_session.set("history", history[-HISTORY_LIMIT:])
     await saved.after_answer(mode)
     # abstained for a missing concept: offer to search PubMed (to a user who may add)
     await pubmed_chat.offer_after(question, result, app_config(), _user_name())
+    hint = followup_hint(mode, asked_before, question) if result is not None else None
+    if hint:  # a follow-up asked in a mode that answers each question alone
+        await cl.Message(content=hint).send()
 
 
 async def _stream_answer(backend: Backend, assistant: AssistantLike, question: str, mode: str,

@@ -219,6 +219,7 @@ class ModeSpec:
     builder: Callable[[ModeParts], Runnable[Any, Any]]
     summary: str  # what it does, for the chat's mode buttons ("plain answers each question ...")
     button: str = ""  # the chat's one-word mode button beside the message box (default: label)
+    follows_up: bool = False  # reads a question against the conversation so far
 
     @property
     def button_text(self) -> str:
@@ -233,6 +234,7 @@ MODE_TABLE: tuple[ModeSpec, ...] = (
         build_conversational_chain,
         "conversational rewrites follow-ups using the chat so far",
         "Conversational",
+        follows_up=True,
     ),
     ModeSpec(
         "multi-query",
@@ -264,6 +266,11 @@ def mode_names() -> tuple[str, ...]:
 def mode_labels() -> dict[str, str]:
     """mode name -> the chat's label for it."""
     return {spec.name: spec.label for spec in MODE_TABLE}
+
+
+def followup_modes() -> tuple[str, ...]:
+    """The modes that read a question against the conversation so far."""
+    return tuple(spec.name for spec in MODE_TABLE if spec.follows_up)
 
 
 def mode_buttons() -> dict[str, str]:

@@ -29,6 +29,9 @@ def server(small_index_cfg: Any, tmp_path_factory: pytest.TempPathFactory) -> It
         yield srv
 
 
+HINT = "reads as a follow-up"
+
+
 def close_side_panel(chat: ChatPage) -> None:
     """Close the sources side panel where it opened by itself: on a phone it covers the message
     box (issue #36's UI part, fixed separately; this test is about the conversation)."""
@@ -65,6 +68,8 @@ def test_the_third_turn_is_about_stimulants_for_adhd_in_adults(
         assert "Rewrite: resolved" in step, step
         assert re.search(r"Rewritten question:.*ADHD in adults", step), step
         third = ask(chat, TURNS[2])
+        # the conversational mode follows up: no hint that the follow-up was asked alone
+        assert not chat.page.get_by_text(HINT).count()
         step = chat.last_search_step()
         searched = re.search(r"Rewritten question:\s*(.+)", step)
         assert searched, step
@@ -78,5 +83,27 @@ def test_the_third_turn_is_about_stimulants_for_adhd_in_adults(
         assert STIMULANT_WORDS.search(sources), sources
         assert not CHILDREN_WORDS.search(sources), sources
         chat.screenshot(f"ui_conversation_third_turn_{'phone' if viewport else 'desktop'}.png")
+    finally:
+        chat.close()
+
+
+def test_a_follow_up_in_plain_mode_is_answered_with_a_hint_naming_conversational(
+    browser: Any, server: Server
+) -> None:
+    """In Plain, "what about adults?" is searched as written (the answer is about other adults);
+    the chat says so under it and names the Conversational button. Mutation caught: the hint
+    not sent from ``app/ui.py`` -> no hint (the conversational test above catches it shown in
+    the mode that follows up; tests/test_followup_hint.py the rest)."""
+    chat = ChatPage(browser, server.url).open()
+    try:
+        chat.set_mode("Plain")
+        ask(chat, TURNS[0])
+        ask(chat, TURNS[1])
+        hint = chat.page.get_by_text(HINT)
+        hint.first.wait_for(timeout=30_000)
+        assert hint.count() == 1  # under the follow-up only, not under the first question
+        assert "choose Conversational" in hint.first.inner_text()
+        assert "Searched for: what about adults?" in chat.last_search_step()
+        chat.screenshot("ui_followup_hint_plain.png")
     finally:
         chat.close()
