@@ -33,6 +33,7 @@ from grounding.consensus import Judgement, Verdict
 from grounding.evidence import answers_question
 from grounding.sources import SourcePool
 from grounding.stance import StanceClassifier
+from grounding.yes_no import asks_yes_no
 from ingest.ages import studies_other_age_group
 from retrievers.followup import IN_CONTEXT
 from settings.grounding import GroundingSettings
@@ -85,9 +86,11 @@ def make_decide_step(
     def judged(turn: Turn) -> tuple[Judgement, Verdict | None]:
         searched = turn.get("searched_question") or turn["question"]
         evidence = turn["evidence"]
+        # a follow-up read in its conversation ("what about adults?") asks what it continues
+        earlier = [q for q, _ in turn.get("history", [])] if in_context(turn) else None
         judgement = judge_sources(
             turn["question"], searched, turn["pool"], evidence, settings, encoder(), corpus,
-            classify,
+            classify, asks_yes_no(turn["question"], earlier),
         )  # fmt: skip
         return judgement, judgement.verdict if answers_question(evidence, settings) else None
 

@@ -74,6 +74,7 @@ def judge_sources(
     encoder: SentenceEncoder | None,
     corpus: CorpusTerms | None,
     classify: StanceClassifier | None = None,
+    yes_no: bool | None = None,
 ) -> Judgement:
     """Concept coverage of the question, then the stance of every source that covers every one
     of its essential concepts (:attr:`Coverage.complete`) and has a relevant sentence, then the
@@ -98,7 +99,7 @@ def judge_sources(
         for n in coverage.complete
         if any(e.similarity >= settings.relevance_bar for e in evidence[n - 1])
     ]
-    j = judge(coverage, stances, yes_no=is_yes_no_question(asked))
+    j = judge(coverage, stances, yes_no=is_yes_no_question(asked) if yes_no is None else yes_no)
     # the lead states the deciding finding when the support check passes it for its source
     return with_finding(j, support_check(lambda: SupportChecker(pool, settings)))
 

@@ -51,3 +51,27 @@ def is_yes_no_question(question: str) -> bool:
     if _YES_NO.match(text):
         return True
     return not _WH.match(text) and bool(_CLAUSE_YES_NO.search(text))
+
+
+# A follow-up that carries no question of its own kind: "what about adults?", "how about in
+# women?", "and in teenagers?", "or with a lower dose?"
+_ELLIPTICAL = re.compile(r"^\s*(?:(?:what|how)\s+about|and|but|or|also)\b", re.IGNORECASE)
+
+
+def asks_yes_no(question: str, earlier: list[str] | None = None) -> bool:
+    """Whether ``question`` wants a yes or no. A follow-up that is no question of its own kind
+    (``elliptical``: "what about adults?", "and in women?", or no wh-word and no auxiliary:
+    "any long-term side effects?") asks what the question it continues asked: the last of
+    ``earlier`` (the conversation's questions, oldest first) that is not elliptical too.
+    ``earlier`` is given only for a follow-up read in the context of the conversation."""
+    if is_yes_no_question(question):
+        return True
+    if not earlier or not _elliptical(question):
+        return False
+    own = [q for q in earlier if not _elliptical(q) or is_yes_no_question(q)]
+    return bool(own) and is_yes_no_question(own[-1])
+
+
+def _elliptical(question: str) -> bool:
+    text = question or ""
+    return bool(_ELLIPTICAL.match(text)) or not (_WH.match(text) or is_yes_no_question(text))

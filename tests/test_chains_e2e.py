@@ -112,6 +112,9 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     assert r.searched_question != "and in children?"
     assert re.search(r"child|pediatric|paediatric", searched), searched
     assert _about_adhd(searched), searched
+    # "and in children?" after a yes/no question is one too: it gets a verdict line (mutation
+    # caught: the decide step passing no conversation to grounding.yes_no.asks_yes_no)
+    assert r.verdict_reason != "not_yes_no", r.answer
     assert not r.refused and r.sources
     assert any(
         _about_adhd(text) and re.search(r"child|pediatric", text, re.I)
