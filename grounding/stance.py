@@ -517,6 +517,29 @@ class Relation:
 
     # each concept's level as the question asks it ("LOW maternal ferritin": "low"; "" none)
     levels: tuple[str, ...] = ()
+    # a comparison the question asks ("HIGHER vitamin D levels THAN those taking valproic
+    # acid"): its direction ("high" / "low"; "" none) and the stems of what follows "than"
+    compared: tuple[str, frozenset[str]] = ("", frozenset())
+
+    def comparison_stance(self, text: str) -> Stance | None:
+        """A sentence's answer to the question's comparison (its outcome named: checked by the
+        caller, :func:`relation_stance`): "yes" when it compares the same two
+        arms in the same direction, "no" in the opposite one ("Those taking oxcarbazepine had
+        significantly LOWER vitamin D levels THAN patients taking valproic acid", asked
+        "higher"); arms named the other way round turn it. None when the sentence makes no such
+        comparison of those arms, or negates it."""
+        asked, other = self.compared
+        said = _comparison(text)
+        if not asked or said is None or _NEGATION.search(text):
+            return None
+        direction, before, after = said
+        if other & after and not other & before:
+            same = direction == asked
+        elif other & before and not other & after:
+            same = direction != asked
+        else:
+            return None
+        return "yes" if same else "no"
 
     def no_finding(self, text: str) -> bool:
         """Whether ``text`` states no finding about this relation: a recommendation, aim or
@@ -557,7 +580,8 @@ class Relation:
                         tuple(self.sides[i] for i in keep) if self.sides else (),
                         tuple(broad[i] for i in keep), controlled,
                         self.asks_explanation, self.asks_prediction,
-                        tuple(self.levels[i] for i in keep) if self.levels else ())  # fmt: skip
+                        tuple(self.levels[i] for i in keep) if self.levels else (),
+                        self.compared)  # fmt: skip
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -665,7 +689,8 @@ def question_relation(question: str) -> Relation:
                    for at in (_word_at(tokens, c.words) for c in found))  # fmt: skip
     return Relation(concepts, populations, sides, broad, controlled,
                     bool(ASKS_EXPLANATION.search(question)),
-                    bool(ASKS_PREDICTION.search(question)), levels)
+                    bool(ASKS_PREDICTION.search(question)), levels,
+                    _asked_comparison(question))
 
 
 # The words that set an exposure's level ("LOW ferritin", "ELEVATED blood pressure") and how
@@ -682,6 +707,42 @@ def _levels_of(before: Sequence[str]) -> set[str]:
     """The levels the words just ``before`` a concept give it ("low and high ferritin": both)."""
     said = {w.lower() for w in before}
     return {level for level, words in _LEVEL_WORDS.items() if said & words}
+
+
+# "higher ... than", "less ... than": the comparative a "than" takes, up to COMPARED_REACH words
+# before it ("had significantly lower vitamin D levels than")
+COMPARED_REACH = 5
+_THAN = re.compile(r"\bthan\b", re.IGNORECASE)
+_COMPARATIVES = {
+    "high": frozenset("higher greater more larger bigger better increased".split()),
+    "low": frozenset("lower less fewer smaller worse poorer reduced decreased".split()),
+}
+
+
+def _comparison(text: str) -> tuple[str, set[str], set[str]] | None:
+    """(direction, stems before the comparative, stems after "than") of the one comparison
+    ``text`` makes; None without one, or with more than one."""
+    found = list(_THAN.finditer(text))
+    if len(found) != 1 or re.match(r"\s*\d", text[found[0].end() :]):  # "more than 2 years"
+        return None
+    than = found[0]
+    before_words = words_of(text[: than.start()])
+    near = {w.lower() for w in before_words[-COMPARED_REACH:]}
+    directions = [d for d, words in _COMPARATIVES.items() if near & words]
+    if len(directions) != 1:
+        return None
+    at = max(i for i, w in enumerate(before_words) if w.lower() in _COMPARATIVES[directions[0]])
+    before = {stem(w) for w in before_words[:at]}
+    return directions[0], before, stems_of(text[than.end() :])
+
+
+def _asked_comparison(question: str) -> tuple[str, frozenset[str]]:
+    """The question's comparison: its direction and the content stems of what follows "than"."""
+    said = _comparison(question)
+    if said is None:
+        return "", frozenset()
+    direction, _, after = said
+    return direction, frozenset(after - {stem(w) for w in STOPWORDS})
 
 
 def _level_of(before: Sequence[str]) -> str:
@@ -845,6 +906,9 @@ def relation_stance(
     written about, so a "no" needs a clause that states the question's."""
     if relation.held_constant(text, aliases):
         return SentenceStance(None, 0.0, "")
+    compared = relation.comparison_stance(text) if relation.names_outcome(text, aliases) else None
+    if compared is not None:  # the question's two arms compared, on its outcome
+        return SentenceStance(compared, PLAIN, "compared")
     text = without_explained_away(text, relation.asks_explanation)
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
     if not relation.stated_in(text, aliases):

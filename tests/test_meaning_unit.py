@@ -204,6 +204,28 @@ def test_a_finding_on_the_opposite_level_of_the_exposure_decides_nothing() -> No
     assert not relation.other_level("Low and high maternal ferritin predicted lower IQ.")
 
 
+def test_a_comparison_in_the_opposite_direction_says_no() -> None:
+    """verdict_traps td034 (comparative direction): asked whether oxcarbazepine gives HIGHER
+    vitamin D levels than valproic acid, "Those taking oxcarbazepine had significantly LOWER
+    vitamin D levels than patients taking valproic acid" read "yes" ("significantly") and the
+    source "unclear". Mutations caught: the comparison read dropped from ``relation_stance``
+    -> "yes"; the direction test inverted -> "yes"/"no" swapped; arms named the other way
+    round not turning it -> "no" for the reversed sentence; "more than 2 years" taken for a
+    comparison -> a direction for it."""
+    q = ("Do children with epilepsy taking oxcarbazepine have higher vitamin D levels than "
+         "those taking valproic acid?")
+    stems = question_stems(q)
+    relation = question_relation(q)
+    lower = ("Those taking oxcarbazepine had significantly lower vitamin D levels than patients "
+             "taking valproic acid (p=0.01).")
+    assert relation_stance(lower, relation, stems).stance == "no"
+    reversed_arms = "Those taking valproic acid had lower vitamin D levels than oxcarbazepine users."
+    assert relation_stance(reversed_arms, relation, stems).stance == "yes"
+    assert _stance_of_findings(q, f"We studied 143 children with epilepsy. {lower}") == "no"
+    assert relation.comparison_stance("Vitamin D levels were lower in those treated for more "
+                                      "than 2 years with valproic acid.") is None
+
+
 def test_an_association_reported_found_says_yes() -> None:
     """PubMedQA 26163474: "An association was found between sublingual varices and
     hypertension." read no stance at all (no verb of relation), and the source's "yes" came from
