@@ -219,7 +219,8 @@ def test_a_comparison_in_the_opposite_direction_says_no() -> None:
     lower = ("Those taking oxcarbazepine had significantly lower vitamin D levels than patients "
              "taking valproic acid (p=0.01).")
     assert relation_stance(lower, relation, stems).stance == "no"
-    reversed_arms = "Those taking valproic acid had lower vitamin D levels than oxcarbazepine users."
+    reversed_arms = ("Those taking valproic acid had lower vitamin D levels than "
+                     "oxcarbazepine users.")
     assert relation_stance(reversed_arms, relation, stems).stance == "yes"
     assert _stance_of_findings(q, f"We studied 143 children with epilepsy. {lower}") == "no"
     assert relation.comparison_stance("Vitamin D levels were lower in those treated for more "
