@@ -27,6 +27,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Literal
 
 from grounding.concepts import Concept, stems_of, words_of
@@ -659,9 +660,11 @@ class Relation:
         )
 
 
+@lru_cache(maxsize=256)
 def question_relation(question: str) -> Relation:
     """The :class:`Relation` of a question: its concepts (:func:`grounding.concepts.
-    question_concepts`) and the populations it names ("in men")."""
+    question_concepts`) and the populations it names ("in men"). Built once per question (each
+    source's stance reads it; a frozen value)."""
     from grounding.concepts import question_concepts
 
     found = [c for c in question_concepts(question) if c.words]
