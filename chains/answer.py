@@ -155,7 +155,8 @@ def result_base(turn: Turn) -> dict[str, Any]:
     return {
         "mode": turn["mode"],
         "question": turn["question"],
-        "searched_question": turn.get("searched_question") or turn["question"],
+        "searched_question": (turn.get("shown_question") or turn.get("searched_question")
+                              or turn["question"]),
         "filters": filters_dict(turn.get("filters")),
         "timings": turn.get("timings", {}),
         "rewrite": turn.get("rewrite", "unchanged"),

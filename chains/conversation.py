@@ -195,6 +195,16 @@ class Resolution:
     # what the topic's first group had, named in its clause ("for", "hydrocephalus"; "to",
     # "HIV"), kept by each group a switch puts in (:func:`_with_what_it_had`)
     condition: tuple[str, str] = ("", "")
+    # the question words that led the topic's question ("Are", "How do"): shown before a
+    # resolved follow-up's topic so that it reads as a question ("Are stimulant medications
+    # effective for ADHD in adults?"); not searched: MiniLM found fewer of the gold articles
+    # with them (docs/conversations.md "Stop 64")
+    lead: str = ""
+
+    @property
+    def shown_lead(self) -> str:
+        """The question words to show before ``standalone`` ("" where it is the user's own)."""
+        return self.lead if self.kind in ("resolved", "detail") else ""
 
 
 def strip_new_topic(question: str) -> tuple[str, bool]:
@@ -210,6 +220,15 @@ def topic_phrase(question: str) -> str:
     body = _OPENER.sub("", body, count=1)
     body = _LEAD.sub("", body, count=1)
     return re.sub(r"\s+", " ", body).strip().rstrip("?.! ").strip()
+
+
+def topic_lead(question: str) -> str:
+    """The question words that lead ``question`` ("Are", "How do"; "" when none), as
+    :func:`topic_phrase` strips them."""
+    body, _ = strip_new_topic(question)
+    body = _OPENER.sub("", body, count=1)
+    found = _LEAD.match(body)
+    return re.sub(r"\s+", " ", found.group(0)).strip() if found else ""
 
 
 def _unled(text: str) -> str:
@@ -650,7 +669,7 @@ def _study_detail(previous: Resolution, body: str) -> Resolution:
     added = tuple(dict.fromkeys(previous.added + _added_words(rest)))[: CARRY_MAX + 4]
     standalone = f"{previous.core}: {' '.join(added)}" if added else previous.core
     return Resolution(standalone.strip() + "?", "detail", previous.core, added, previous.group,
-                      condition=previous.condition)
+                      condition=previous.condition, lead=previous.lead)
 
 
 def _carried(previous: Resolution, rest: str, *, switched: bool,
@@ -693,32 +712,33 @@ def resolve_next(
     body, announced = strip_new_topic(question)
     if previous is None or announced:
         kind = "first" if previous is None else "new_topic"
-        return Resolution(body.strip(), kind, topic_phrase(body))
+        return Resolution(body.strip(), kind, topic_phrase(body), lead=topic_lead(body))
     back = _reaches_back(body, previous, earlier)
     if back is not None:
         # "how big was that Swedish registry study on the girls?": the girls' topic, two turns
         # back, before the switch to boys
         previous = Resolution(back.standalone, back.kind, back.core, (), back.group,
-                              condition=back.condition)
+                              condition=back.condition, lead=back.lead)
     if refers_to_a_study(body):
         return _study_detail(previous, body)
     leans = asks_for_a_cause(body)
     if not leans and names_its_own_slots(body, previous.core):
         # "Does eating fish while pregnant make the baby smarter?" after "Can vitamin D pills
         # make kids smarter?": a question of its own, searched alone; it is the new topic
-        return Resolution(body.strip(), "new_topic", topic_phrase(body))
+        return Resolution(body.strip(), "new_topic", topic_phrase(body), lead=topic_lead(body))
     if not leans and names_own_topic(body, corpus):
         # it may lead the search (retrievers.followup.topic_weights); the conversation's topic
         # with its words is the context form, and it is the next turn's topic
         added = _added_words(body)
         context = f"{previous.core}: {' '.join(added)}?" if added else body.strip()
-        return Resolution(context, "own_topic", topic_phrase(body))
+        return Resolution(context, "own_topic", topic_phrase(body), lead=topic_lead(body))
     had_opener = bool(_SWITCH_OPENER.match(body))
     rest = _OPENER.sub("", body, count=1).strip().rstrip("?.! ")
     core, rest, new_group, asked, switch, condition = _switched(previous, rest, had_opener,
                                                                similar)
     switched = new_group != ""
     added = () if asked else _carried(previous, rest, switched=switched, corpus=corpus)
+    lead = "" if asked else previous.lead
     standalone = core if not added else f"{core}: {' '.join(added)}"
     kept = new_group if switched else previous.group
     focus = ""
@@ -735,7 +755,7 @@ def resolve_next(
     new_thing = (aside and not switched and not (_THING_POINTERS & set(_words(rest)))
                  and _names_something(rest, corpus))
     return Resolution(standalone.strip() + "?", "resolved", core, added, kept, focus, aside,
-                      new_thing, condition)
+                      new_thing, condition, lead)
 
 
 def _switched(previous: Resolution, rest: str, had_opener: bool,
@@ -922,4 +942,5 @@ def plan_followup(
             names_own_topic(question, corpus) or new_subject(question, topic)),
         "own_words": _names_something(question, corpus),
         "focus": res.focus or None,
+        "lead": res.shown_lead,
     }

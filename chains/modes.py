@@ -147,6 +147,7 @@ def make_followup_search_step(
         return {
             **turn,
             "searched_question": found.query or searched,
+            "shown_question": found.shown or found.query or searched,
             "filters": found.filters,
             "documents": documents,
             "refused": not documents,

@@ -40,6 +40,8 @@ class Turn(TypedDict, total=False):
     question: str  # as the user asked it
     history: list[tuple[str, str]]  # earlier (question, answer) turns, already cut to depth
     searched_question: str  # the searched text after filters were taken out of it
+    shown_question: str  # searched_question as the user reads it (a resolved follow-up led by
+    # its topic's question words: retrievers.followup.led); never searched nor judged
     filters: Filters  # the retriever's (applied to sub-queries too)
     documents: list[Document]  # best first; after fit_context, exactly what the prompt shows
     refused: bool  # nothing retrieved: the refusal is streamed, the LLM is never called

@@ -111,6 +111,7 @@ class FollowupRetrieval:
     query: str
     path: Path = "unchanged"
     queries: list[str] = field(default_factory=list)
+    shown: str = ""  # ``query`` as the search step shows it, where it differs (:func:`led`)
 
     @property
     def empty(self) -> bool:
@@ -258,6 +259,7 @@ class FollowupOptions(TypedDict, total=False):
     own_topic: bool
     focus: str | None
     own_words: bool
+    lead: str
     k: int | None
     config: RunnableConfig | None
 
@@ -330,13 +332,25 @@ class FollowupPlan:
         # asked about one age group, the other group's studies come last (retrievers.asked_age)
         documents = asked_age_first(documents, main.query, article_text)
         documents = documents[: options.get("k") or int(self.retriever.topk)]
+        resolved = main is not results[0] and self.path == "resolved"
         return FollowupRetrieval(
             documents=documents,
             filters=results[0].filters,
             query=main.query,
+            shown=led(options.get("lead", ""), main.query) if resolved else "",
             path=weights.path,
             queries=[r.query or q for r, q in zip(results, self.queries, strict=True)],
         )
+
+
+def led(lead: str, query: str) -> str:
+    """``query`` led by the question words the topic's question had (``lead``: "Are", "How
+    do"; :attr:`chains.conversation.Resolution.lead`), as the search step shows it: "Are
+    stimulant medications effective for ADHD in adults?"."""
+    lead = lead.strip()
+    if not lead or not query.strip():
+        return query
+    return f"{lead[0].upper()}{lead[1:]} {query.strip()}"
 
 
 def retrieve_followup(
@@ -353,7 +367,8 @@ def retrieve_followup(
     previous turn's sources as a re-ordering prior; ``stands_alone``: a complete question (an
     off-topic one is refused, not rescued by the history); ``own_topic``: it names a topic of its
     own (:func:`topic_weights` may let it lead); ``k``: the articles kept (default the
-    retriever's ``topk``).
+    retriever's ``topk``); ``lead``: the question words shown before the resolved question
+    (:func:`led`; not searched).
     """
     plan = FollowupPlan.make(retriever, question, previous_questions, options)
     return plan.combine([retriever.retrieve(q, k=plan.depth, config=plan.config,

@@ -110,6 +110,9 @@ def test_conversational_follow_up_keeps_the_topic(assistant) -> None:
     # as resolved and as written, the lists fused
     assert r.rewrite == "resolved"
     assert r.searched_question != "and in children?"
+    # shown as a question, led by the topic's question words (mutation caught: the
+    # ``lead`` option not passed by chains.conversation.plan_followup)
+    assert r.searched_question.split()[0] == ADHD_Q.split()[0], r.searched_question
     assert re.search(r"child|pediatric|paediatric", searched), searched
     assert _about_adhd(searched), searched
     # "and in children?" after a yes/no question is one too: it gets a verdict line (mutation

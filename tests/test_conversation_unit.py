@@ -16,6 +16,7 @@ from chains.conversation import (
     topic_anchor,
 )
 from chains.populations import CHECK_TAGS, POPULATION_WORDS, heading_of, in_abstracts_words
+from retrievers.followup import led
 
 STIMULANTS = [
     "Are stimulant medications effective for ADHD in children?",
@@ -32,6 +33,10 @@ def test_a_population_switch_replaces_the_group_and_the_next_turn_keeps_it() -> 
     first, adults, side_effects = resolve_conversation(STIMULANTS)
     assert first.kind == "first"
     assert adults.standalone == "stimulant medications effective for ADHD in adults?"
+    # the search step shows it led by the words that made the topic a question (not searched)
+    assert led(adults.shown_lead, adults.standalone) == (
+        "Are stimulant medications effective for ADHD in adults?")
+    assert side_effects.shown_lead == "Are" and first.shown_lead == ""
     assert {"stimulant", "adhd", "long-term", "side"} <= words(side_effects.standalone)
     assert "adults" in words(side_effects.standalone)
     assert "children" not in words(side_effects.standalone)
