@@ -297,7 +297,13 @@ RECOMMENDATION = _rx(
     # future work named at length ("future working memory training studies")
     r"future (?:[\w-]+ ){0,4}(?:research|studies|study|work|trials?|investigations?)",
     # the paper's own discussion, not a finding ("We discuss these results in the context ...")
-    r"(?:we|this (?:paper|article|review|chapter)) (?:discuss|outline)\w*",
+    r"(?:we|this (?:paper|article|review|chapter)) (?:discuss|outline|"
+    r"summari[sz]e|introduce|focus)\w*",
+    # what the authors tried or meant to do ("We tried to analyze the advantages ...")
+    r"(?:we|this (?:paper|article|review|chapter)) (?:tried|attempted|aims?) to",
+    # an objective written as an infinitive ("To examine the attitudes of players ...")
+    r"^to (?:examine|assess|determine|investigate|evaluate|compare|explore|identify|test|"
+    r"establish|estimate|analy[sz]e|describe)",
     r"(?:is|are|remains?|will be) (?:urgently |still |therefore |thus |clearly )?(?:needed|"
     r"warranted|required|necessary|recommended|indicated)",
     r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"
@@ -1082,6 +1088,8 @@ def source_stance(
         score = read.strength * (0.5 + overlap) - 0.01 * order + 0.1 * (sentence is last)
         if best is None or score > best[0]:
             best = (score, sentence, read)
+    best = best or _whole_statement(source, answer, key_findings, question_stems, asked,
+                                    aliases, sameness, own)
     if best is None:
         return _title_stance(source, relation, question_stems)
     _, sentence, read = best
@@ -1094,6 +1102,53 @@ def source_stance(
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
+
+
+def _whole_statement(
+    source: SourceText,
+    answer: Sequence[Sentence],
+    key_findings: Sequence[tuple[int, int]],
+    question_stems: set[str],
+    asked: Relation,
+    aliases: dict[str, frozenset[str]],
+    sameness: bool,
+    own: bool,
+) -> tuple[float, Sentence, SentenceStance] | None:
+    """When no answer sentence or key finding decides, a sentence elsewhere in the abstract
+    that names every concept of the question, in its relation, may: a results sentence in the
+    middle of an unlabelled abstract ("Wider venular caliber was associated with poorer
+    neuropsychological functioning at midlife, independently of ...") that the key-finding
+    selection passed over for later ones (it favours the end of an abstract). Only a plain yes
+    or no counts; the strongest, nearest the question's words, decides."""
+    findings = set(key_findings)
+    broad = asked.broad or asked.concepts
+    best: tuple[float, Sentence, SentenceStance] | None = None
+    for at, sentence in enumerate(source.sentences):
+        if sentence in answer or (sentence.start, sentence.end) in findings:
+            continue
+        if not _reports_results(sentence, at, len(source.sentences)):
+            continue
+        stems = _stems_with(sentence.text, aliases)
+        if not all((c | b) & stems for c, b in zip(asked.concepts, broad, strict=True)):
+            continue
+        if not asked.stated_in(sentence.text, aliases):
+            continue
+        read = _candidate_stance(sentence, True, question_stems, asked, aliases, sameness, own)
+        if read is None or read.stance not in ("yes", "no"):
+            continue
+        overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
+        score = read.strength * (0.5 + overlap)
+        if best is None or score > best[0]:
+            best = (score, sentence, read)
+    return best
+
+
+def _reports_results(sentence: Sentence, at: int, count: int) -> bool:
+    """Whether a sentence stands where an abstract reports its results: a labelled results
+    section, or the second half of an unlabelled abstract (its first half is background, aims
+    and methods: "Colonoscopy can detect colorectal adenomas ..., but there are still many
+    missing diagnoses" opens one)."""
+    return sentence.kind == "result" or (sentence.kind == "unlabelled" and 2 * at >= count)
 
 
 def _title_stance(source: SourceText, relation: Relation, question_stems: set[str]) -> SourceStance:

@@ -662,3 +662,47 @@ def test_the_comparator_is_not_the_outcome_a_finding_must_name() -> None:
     # "than" opens the comparator too; the arm before the relation word stays the exposure
     q2 = "Do coil-treated patients perform better on language tests than clip-treated patients?"
     assert question_relation(q2).sides[-1] == 2
+
+
+def test_a_finding_in_the_middle_of_an_unlabelled_abstract_decides_when_the_end_does_not() -> None:
+    """verdict_traps td008: the finding that states the question's relation whole ("Wider
+    venular caliber was associated with poorer neuropsychological functioning at midlife") sits
+    mid-abstract; the last sentences and the key findings (picked with a prior for the end)
+    speak of childhood IQ and of what imaging may be for, and the source read "unclear". A
+    sentence elsewhere that names every concept of the question in its relation decides when
+    they do not, where an abstract reports results (a results section, or the second half of an
+    unlabelled abstract). Mutations caught: ``_whole_statement`` not called -> "unclear"; its
+    every-concept check dropped -> "yes" from a partial sentence (below); ``_reports_results``
+    always true -> "yes" from the abstract's first sentence."""
+    q = ("Is wider retinal venular caliber associated with poorer neuropsychological "
+         "functioning at midlife?")
+    finding = ("Wider venular caliber was associated with poorer neuropsychological functioning "
+               "at midlife, independently of potentially confounding factors.")
+    tail = ("This association was not limited to any specific test domain. Moreover, wider "
+            "venular caliber was associated with lower childhood IQ tested 25 years earlier. "
+            "The findings indicate that retinal imaging may be a useful investigative tool.")
+    opening = ("Why do more intelligent people live longer? Retinal imaging may reflect "
+               "vascular conditions in the brain. We studied the Dunedin birth cohort. Retinal "
+               "imaging was done at age 38.")
+    assert _stance(q, f"{opening} {finding} {tail}") == "yes"
+    # a middle sentence naming only part of the question (no "midlife") decides nothing
+    partial = "Wider venular caliber was associated with poorer neuropsychological functioning."
+    assert _stance(q, f"{opening} {partial} {tail}") == "unclear"
+    # nor does one in the first half of an unlabelled abstract: background, aims and methods
+    assert _stance(q, f"{finding} {opening} {tail}") == "unclear"
+
+
+def test_what_the_authors_set_out_to_do_is_no_finding() -> None:
+    """llm_questions_dev: "Is artificial intelligence being used in dermatology research?" read
+    "Yes" from "We tried to analyze the advantages ... with the potential use of AI in our
+    practices"; PubMedQA 11867487 from its objective "To examine the attitudes ... to the
+    prevention of concussion". What a paper tries, aims or focuses on is no finding. Mutations
+    caught: the aims/tried pattern or the infinitive objective dropped from RECOMMENDATION."""
+    relation = question_relation("Is artificial intelligence used in dermatology research?")
+    for said in ("We tried to analyze the opportunities of artificial intelligence in "
+                 "dermatology research.",
+                 "This article aims to present artificial intelligence in dermatology research.",
+                 "This review focuses on artificial intelligence in dermatology research.",
+                 "To examine the use of artificial intelligence in dermatology research."):
+        assert relation.no_finding(said), said
+    assert not relation.no_finding("Artificial intelligence was used in dermatology research.")
