@@ -163,7 +163,8 @@ def test_follow_up_rewrite_that_drags_in_off_topic_is_guarded() -> None:
     searched = r.searched_question.lower()
     assert "sleep" not in searched and "adolescents" not in searched, r.searched_question
     assert "children" in searched and "stimulant" in searched and "adhd" in searched
-    assert [q for q, _ in retriever.calls][1] == r.searched_question  # what was searched
+    # what was searched, shown led by the topic's question words ("Are")
+    assert r.searched_question == f"Are {[q for q, _ in retriever.calls][1]}"
     pmids = [s.pmid for s in r.sources]
     assert pmids[0] == "22" and "44" not in pmids, pmids  # the sleep abstract never comes in
 
@@ -178,7 +179,8 @@ def test_without_llm_rewrite_a_follow_up_is_resolved_against_its_context() -> No
         "children stimulant medications",  # the switch in focus: the new group, the subject
     ]
     assert r.rewrite == "resolved" and r.sources[0].pmid == "22"
-    assert r.searched_question == "stimulant medications effective for ADHD in children?"
+    # searched as the topic phrase; shown as a question (retrievers.followup.led)
+    assert r.searched_question == "Are stimulant medications effective for ADHD in children?"
     assert len(llm.prompts) == 1  # only the answer: the verdict needs no model
 
 
