@@ -628,6 +628,14 @@ class Relation:
             return False
         return not self.other_population(text)
 
+    def names_every_concept(self, text: str,
+                            aliases: dict[str, frozenset[str]] | None = None) -> bool:
+        """Whether ``text`` names every concept of the question, in its specific or broad
+        words."""
+        stems = _stems_with(text, aliases)
+        broad = self.broad or self.concepts
+        return all((c | b) & stems for c, b in zip(self.concepts, broad, strict=True))
+
     def names_outcome(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names the question's outcome in any of its words (or an abbreviation
         the abstract defines): a concept after the relation word; without one, two of the
@@ -1121,23 +1129,20 @@ def _whole_statement(
     selection passed over for later ones (it favours the end of an abstract). Only a plain yes
     or no counts; the strongest, nearest the question's words, decides."""
     findings = set(key_findings)
-    broad = asked.broad or asked.concepts
     best: tuple[float, Sentence, SentenceStance] | None = None
     for at, sentence in enumerate(source.sentences):
         if sentence in answer or (sentence.start, sentence.end) in findings:
             continue
         if not _reports_results(sentence, at, len(source.sentences)):
             continue
-        stems = _stems_with(sentence.text, aliases)
-        if not all((c | b) & stems for c, b in zip(asked.concepts, broad, strict=True)):
+        if not asked.names_every_concept(sentence.text, aliases):
             continue
         if not asked.stated_in(sentence.text, aliases):
             continue
         read = _candidate_stance(sentence, True, question_stems, asked, aliases, sameness, own)
         if read is None or read.stance not in ("yes", "no"):
             continue
-        overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
-        score = read.strength * (0.5 + overlap)
+        score = read.strength * (0.5 + _overlap(sentence.text, question_stems))
         if best is None or score > best[0]:
             best = (score, sentence, read)
     return best
@@ -1187,10 +1192,15 @@ def _candidates(
     candidates += _contrasted(source.sentences, candidates)
     out = []
     for order, sentence in enumerate(candidates):
-        overlap = len(stems_of(sentence.text) & question_stems) / max(1, len(question_stems))
+        overlap = _overlap(sentence.text, question_stems)
         if overlap or (sentence.kind == "conclusion" and asks_it):
             out.append((order, sentence, overlap))
     return out
+
+
+def _overlap(text: str, question_stems: set[str]) -> float:
+    """The share of the question's word stems that ``text`` holds."""
+    return len(stems_of(text) & question_stems) / max(1, len(question_stems))
 
 
 def _source_relation(
@@ -1242,10 +1252,7 @@ def _asks_it(title: str, relation: Relation, aliases: dict[str, frozenset[str]])
         return True
     if PREDICTS_RESPONSE.search(title) is not None and not relation.asks_prediction:
         return False
-    stems = _stems_with(title, aliases)
-    broad = relation.broad or relation.concepts
-    named = all((c | b) & stems for c, b in zip(relation.concepts, broad, strict=True))
-    return named and not relation.other_population(title)
+    return relation.names_every_concept(title, aliases) and not relation.other_population(title)
 
 
 def _confirmed_yes(
