@@ -156,10 +156,7 @@ def converse_reopen_rate_export(browser: Any, server: Server, cfg: Path, stored:
         pmids = [PUBMED_HREF.match(h).group(1)  # type: ignore[union-attr]
                  for _, h, _ in chat.source_links(third)]
         assert pmids, text
-        chat.page.locator(".positive-feedback-off").last.click()
-        chat.page.locator("textarea").last.fill("helpful sources")
-        chat.page.click("#submit-feedback")
-        chat.page.locator(".positive-feedback-on").wait_for(timeout=30_000)
+        chat.rate(positive=True, comment="helpful sources")
 
         # the page still highlights the new chat's button: the next follow-up too continues in
         # the conversation's own mode, not only the first one after reopening

@@ -179,10 +179,7 @@ def test_a_user_cannot_rate_or_unrate_another_users_answer(browser: Any, shared:
 
         # alice rates her answer with the page's thumbs: what the page sends passes the check
         before = set(_feedbacks(shared))
-        alice.page.locator(".positive-feedback-off").last.click()
-        alice.page.locator("textarea").last.fill("alice: helpful")
-        alice.page.click("#submit-feedback")
-        alice.page.locator(".positive-feedback-on").wait_for(timeout=30_000)
+        alice.rate(positive=True, comment="alice: helpful")
         added = set(_feedbacks(shared)) - before
         assert len(added) == 1, added
         mine = added.pop()

@@ -348,6 +348,30 @@ class ChatPage:
             self.page.wait_for_url(THREAD_PATH, timeout=60_000, wait_until="commit")
         return self.answers().nth(before)
 
+    def rate(self, positive: bool, comment: str) -> None:
+        """Rate the last answer with its thumbs and a comment, as a user does.
+
+        The thumbs are drawn again when the message's run ends, which closes a dialog opened
+        just before (seen on a loaded machine): so the chat is let finish first (no stop button),
+        and a thumb whose dialog did not open is clicked again."""
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        self.page.locator("#stop-button").wait_for(state="hidden", timeout=60_000)
+        thumb = ".positive-feedback-off" if positive else ".negative-feedback-off"
+        dialog = self.page.locator("[role=dialog]")
+        for attempt in range(3):
+            self.page.locator(thumb).last.click()
+            try:
+                dialog.locator("#submit-feedback").wait_for(timeout=10_000)
+                break
+            except PlaywrightTimeout:
+                if attempt == 2:
+                    raise
+        dialog.locator("textarea").fill(comment)
+        dialog.locator("#submit-feedback").click()
+        done = ".positive-feedback-on" if positive else ".negative-feedback-on"
+        self.page.locator(done).wait_for(timeout=30_000)
+
     def keeps_history(self) -> bool:
         """Whether the server stores conversations (Chainlit's ``dataPersistence``)."""
         if self._keeps_history is None:
