@@ -74,7 +74,7 @@ QUESTION_FRAME = frozenset(
     twenties thirties forties fifties sixties seventies eighties nineties teens teenage
     tied tie ties connected connection hurt hurts drag drags lift lifts sharpen sharpens sharper
     smarter brighter boost boosts cut cuts beat beats lessen lessens actually anyway daily
-    regularly stuff thing things okay guys folks end ended ending
+    regularly stuff thing things okay guys folks end ended ending safe safer safest safely unsafe
     """.split()
 )
 # "in their 50s", "the 1990s": an age or a period, not a concept

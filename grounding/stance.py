@@ -337,6 +337,14 @@ POPULATIONS: tuple[frozenset[str], ...] = (
     frozenset({"men", "man", "male", "males", "boys", "boy"}),
     frozenset({"women", "woman", "female", "females", "girls", "girl"}),
 )
+# A finding scoped to one population alone ("..., but only in women", "restricted to boys"): it
+# says the relation does not hold in the group it leaves out.
+_GROUP_WORD = "|".join(sorted((w for g in POPULATIONS for w in g), key=len, reverse=True))
+ONLY_IN = re.compile(
+    rf"\b(?:only|solely|exclusively)\s+(?:in|among|for)\s+(?:the\s+)?(?P<only>{_GROUP_WORD})\b"
+    rf"|\b(?:restricted|limited|confined)\s+to\s+(?:the\s+)?(?P<limited>{_GROUP_WORD})\b",
+    re.IGNORECASE,
+)
 # the stems of every word that names a group (who a finding is about, not what)
 _GROUP_STEMS = frozenset(stem(w) for g in (YOUNG, GROWN, *POPULATIONS) for w in g)
 # Feature names of the stance classifier, in its stored order.
@@ -615,10 +623,11 @@ class Relation:
                  if (c | b) & source_stems}  # fmt: skip
         return {0, 1} <= set(self.sides) and named == {1}
 
-    def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
+    def stated_in(self, text: str, aliases: dict[str, frozenset[str]] | None = None,
+                  any_population: bool = False) -> bool:
         """Whether ``text`` names enough of the relation (a concept of each side of the
-        question's relation word, else two of its concepts, or the one there is) and no
-        population other than the one asked about."""
+        question's relation word, else two of its concepts, or the one there is) and, unless
+        ``any_population``, no population other than the one asked about."""
         stems = _stems_with(text, aliases)
         if self.sides and {0, 1} <= set(self.sides):
             found = {side for c, side in zip(self.concepts, self.sides, strict=True) if c & stems}
@@ -626,15 +635,20 @@ class Relation:
                 return False
         elif self.hits(stems) < min(2, len(self.concepts)):
             return False
-        return not self.other_population(text)
+        return any_population or not self.other_population(text)
 
     def names_every_concept(self, text: str,
-                            aliases: dict[str, frozenset[str]] | None = None) -> bool:
+                            aliases: dict[str, frozenset[str]] | None = None,
+                            scope_in: set[str] | None = None) -> bool:
         """Whether ``text`` names every concept of the question, in its specific or broad
-        words."""
+        words; with ``scope_in`` (the stems of the whole abstract), a concept of the question's
+        scope or comparator (side 2: "In vulturine guineafowl, ...") may be named there instead:
+        a results sentence need not repeat the species or cohort its abstract is about."""
         stems = _stems_with(text, aliases)
         broad = self.broad or self.concepts
-        return all((c | b) & stems for c, b in zip(self.concepts, broad, strict=True))
+        sides = self.sides if {0, 1} <= set(self.sides) else (0,) * len(self.concepts)
+        return all((c | b) & (scope_in if side == 2 and scope_in is not None else stems)
+                   for c, b, side in zip(self.concepts, broad, sides, strict=True))
 
     def names_outcome(self, text: str, aliases: dict[str, frozenset[str]] | None = None) -> bool:
         """Whether ``text`` names the question's outcome in any of its words (or an abbreviation
@@ -664,6 +678,18 @@ class Relation:
         rest_stems = _stems_with(_cut(text, _merged(spans)), aliases)
         return any(c <= held_stems and not c & rest_stems
                    for i, c in enumerate(self.concepts) if i not in self.controlled)
+
+    def only_in_another_population(self, text: str) -> bool:
+        """Whether ``text`` scopes its finding to one population alone, and that population is
+        not the one the question asks about ("significantly predicted ..., but only in women",
+        asked "in men")."""
+        if not self.populations:
+            return False
+        m = ONLY_IN.search(text)
+        if m is None:
+            return False
+        named = (m.group("only") or m.group("limited")).lower()
+        return any(named in group and not group & self.populations for group in POPULATIONS)
 
     def other_population(self, text: str) -> bool:
         """Whether ``text`` is scoped to a population the question does not ask about ("in
@@ -928,6 +954,8 @@ def relation_stance(
         return SentenceStance(compared, PLAIN, "compared")
     text = without_explained_away(text, relation.asks_explanation)
     whole = sentence_stance(text, question_stems, asks_sameness=asks_sameness)
+    if relation.only_in_another_population(text):
+        return _left_out_population(whole, text, relation, aliases)
     if not relation.stated_in(text, aliases):
         if own_question and _own_words_yes(whole, text, relation, aliases):
             return _guarded(whole, text, asks_sameness)
@@ -952,6 +980,22 @@ def relation_stance(
     if len({r.stance for r in said if r.stance != "unclear"}) > 1:
         return SentenceStance("unclear", 0.5, "clauses disagree")
     return max(said, key=lambda r: r.strength)
+
+
+def _left_out_population(
+    whole: SentenceStance,
+    text: str,
+    relation: Relation,
+    aliases: dict[str, frozenset[str]] | None = None,
+) -> SentenceStance:
+    """A relation found in one population alone, asked about another ("..., but only in
+    women", asked "in men"): the finding says it does not hold in the group it leaves out, so
+    a plain affirmative reads "no" for the question; anything else decides nothing. ("In girls
+    but not in boys", asked "in boys", is read by :func:`_scoped_out` already.)"""
+    if (whole.stance == "yes" and relation.stated_in(text, aliases, any_population=True)
+            and not relation.no_finding(text)):
+        return SentenceStance("no", PLAIN, "only in another population")
+    return SentenceStance(None, 0.0, "")
 
 
 def _own_words_yes(
@@ -1097,7 +1141,7 @@ def source_stance(
         if best is None or score > best[0]:
             best = (score, sentence, read)
     best = best or _whole_statement(source, answer, key_findings, question_stems, asked,
-                                    aliases, sameness, own)
+                                    aliases, sameness, own, source_stems)
     if best is None:
         return _title_stance(source, relation, question_stems)
     _, sentence, read = best
@@ -1106,7 +1150,7 @@ def source_stance(
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
-        stance, strength = _confirmed_yes(classify, answer, question, question_stems)
+        stance, strength = _confirmed_yes(classify, answer, sentence, question, question_stems)
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
@@ -1121,13 +1165,17 @@ def _whole_statement(
     aliases: dict[str, frozenset[str]],
     sameness: bool,
     own: bool,
+    source_stems: set[str],
 ) -> tuple[float, Sentence, SentenceStance] | None:
     """When no answer sentence or key finding decides, a sentence elsewhere in the abstract
-    that names every concept of the question, in its relation, may: a results sentence in the
-    middle of an unlabelled abstract ("Wider venular caliber was associated with poorer
+    that names every concept of the question (its scope may be named elsewhere in the
+    abstract: :meth:`Relation.names_every_concept`), in its relation, may: a results sentence
+    in the middle of an unlabelled abstract ("Wider venular caliber was associated with poorer
     neuropsychological functioning at midlife, independently of ...") that the key-finding
-    selection passed over for later ones (it favours the end of an abstract). Only a plain yes
-    or no counts; the strongest, nearest the question's words, decides."""
+    selection passed over for later ones (it favours the end of an abstract), or one that finds
+    the relation only in a population the question does not ask about ("..., but only in
+    women", asked "in men"; :func:`_left_out_population`). Only a plain yes or no counts; the
+    strongest, nearest the question's words, decides."""
     findings = set(key_findings)
     best: tuple[float, Sentence, SentenceStance] | None = None
     for at, sentence in enumerate(source.sentences):
@@ -1135,9 +1183,10 @@ def _whole_statement(
             continue
         if not _reports_results(sentence, at, len(source.sentences)):
             continue
-        if not asked.names_every_concept(sentence.text, aliases):
-            continue
-        if not asked.stated_in(sentence.text, aliases):
+        exclusive = asked.only_in_another_population(sentence.text)  # read by relation_stance
+        if not exclusive and not (
+                asked.names_every_concept(sentence.text, aliases, scope_in=source_stems)
+                and asked.stated_in(sentence.text, aliases)):
             continue
         read = _candidate_stance(sentence, True, question_stems, asked, aliases, sameness, own)
         if read is None or read.stance not in ("yes", "no"):
@@ -1148,12 +1197,35 @@ def _whole_statement(
     return best
 
 
+# A finding reported in the past tense ("having more young in the group REDUCED home-range
+# size", "X WAS ASSOCIATED WITH Y"): what a study found, not the background's present tense
+REPORTED_FINDING = re.compile(
+    r"\b(?:was|were)\s+(?:\w+ly\s+)?(?:associated|related|linked|correlated)\b"
+    # a verb, not the adjective of a noun phrase ("associated with REDUCED IQ", "an INCREASED
+    # risk"): not after a preposition or article, and followed by its object
+    r"|(?<!\bwith\s)(?<!\bof\s)(?<!\bto\s)(?<!\bin\s)(?<!\ba\s)(?<!\ban\s)(?<!\bthe\s)"
+    r"(?<!\bfor\s)(?<!\bby\s)(?<!\band\s)(?<!\bor\s)"
+    r"\b(?:reduced|increased|decreased|predicted|improved|lowered|raised|impaired)\s+(?:the\s+)?"
+    r"(?!by\b|in\b|with\b|and\b|or\b)[a-z]",
+    re.IGNORECASE,
+)
+# an unlabelled abstract's first sentences are its background and aims, whatever their tense
+OPENING_SENTENCES = 2
+
+
 def _reports_results(sentence: Sentence, at: int, count: int) -> bool:
     """Whether a sentence stands where an abstract reports its results: a labelled results
     section, or the second half of an unlabelled abstract (its first half is background, aims
     and methods: "Colonoscopy can detect colorectal adenomas ..., but there are still many
-    missing diagnoses" opens one)."""
-    return sentence.kind == "result" or (sentence.kind == "unlabelled" and 2 * at >= count)
+    missing diagnoses" opens one), or, past its opening sentences, a finding reported in the
+    past tense (:data:`REPORTED_FINDING`; an abstract followed by its plain-language digest
+    reports its results in its first half)."""
+    if sentence.kind == "result":
+        return True
+    if sentence.kind != "unlabelled":
+        return False
+    return 2 * at >= count or (at >= OPENING_SENTENCES
+                               and REPORTED_FINDING.search(sentence.text) is not None)
 
 
 def _title_stance(source: SourceText, relation: Relation, question_stems: set[str]) -> SourceStance:
@@ -1258,11 +1330,14 @@ def _asks_it(title: str, relation: Relation, aliases: dict[str, frozenset[str]])
 def _confirmed_yes(
     classify: StanceClassifier,
     answer: Sequence[Sentence],
+    decided: Sentence,
     question: str,
     question_stems: set[str],
 ) -> tuple[Stance, float]:
     """A rule-read "yes" with the classifier's probability as its strength; "unclear" when the
-    classifier does not also find "yes" most likely."""
-    probs = classify(stance_features([s.text for s in answer], question, question_stems))
+    classifier does not also find "yes" most likely. The classifier reads what decided: the
+    answer sentences when one of them did, else the finding elsewhere (``decided``)."""
+    read_by = answer if decided in answer else [decided]
+    probs = classify(stance_features([s.text for s in read_by], question, question_stems))
     strength = probs.get("yes", 0.0)
     return ("yes" if max(probs, key=lambda k: probs[k]) == "yes" else "unclear"), strength

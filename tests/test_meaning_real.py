@@ -359,3 +359,21 @@ def test_a_lay_class_word_is_covered_by_the_kind_the_abstract_names(
     concepts, coverage = _one_source(LAY_MORPHINE_Q, NEONATAL_MORPHINE, small_retriever,
                                      shared_articles, encoder)  # fmt: skip
     assert coverage.addressing == [1], (concepts, coverage.per_source)
+
+
+def test_a_finding_only_in_women_answers_for_men_and_a_finding_past_the_key_ones_decides(
+    shared_articles: Any, encoder: Any
+) -> None:
+    """The real abstracts of two verdict traps (stop 65), asked in other words: the somatic
+    complaints study finds its effect "but only in women" (asked about men: "no"); the
+    guineafowl study, with its plain-language digest after it, reports "having more young in
+    the group reduced home-range size" in its first half, without the species' name. Both read
+    "unclear" before. Mutations caught: ``_left_out_population`` returning the sentence's own
+    stance -> "yes" for men; ``REPORTED_FINDING`` never matching -> no verdict on the birds;
+    ``_confirmed_yes`` reading the answer sentences always -> the birds' "yes" too weak."""
+    men = _judged("Did somatic complaints predict depressive symptoms years later in men?",
+                  ("12920330",), shared_articles, encoder)
+    assert men.verdict == "no", men.lead
+    birds = _judged("In vulturine guineafowl, does having more young in a group reduce the "
+                    "group's home range?", ("33168135",), shared_articles, encoder)
+    assert birds.verdict == "yes", birds.lead

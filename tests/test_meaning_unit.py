@@ -283,6 +283,46 @@ def test_a_finding_in_another_population_decides_nothing() -> None:
     assert relation_stance(women, question_relation(q), question_stems(q)).stance is None
 
 
+def test_a_finding_only_in_another_population_says_no_for_the_one_asked() -> None:
+    """verdict_traps td037: "... significantly predicted ... depressed mood 5 years later, but
+    only in women", asked about men, read "unclear" (a finding about women decides nothing
+    about men). Scoped to one group alone, a finding says the relation does not hold in the
+    group it leaves out: "no" for men, never a yes. Mutations caught: ``ONLY_IN``'s "restricted
+    to" form dropped -> None; ``_left_out_population`` returning the sentence's own stance ->
+    "yes"; the rule not tried in ``_whole_statement`` -> "unclear"."""
+    q = "Did somatic complaints predict depressive symptoms five years later in men?"
+    relation, stems = question_relation(q), question_stems(q)
+    only = ("Baseline somatic complaint scores significantly predicted depressive symptoms 5 "
+            "years later, but only in women.")
+    assert relation_stance(only, relation, stems).stance == "no"
+    # a finding "in women" alone, or one that also holds in men, says nothing of the kind
+    assert relation_stance(only.replace("but only in women", "in women"), relation,
+                           stems).stance is None
+    limited = ("Somatic complaints significantly predicted depressive symptoms 5 years later, "
+               "an effect restricted to women.")
+    assert relation_stance(limited, relation, stems).stance == "no"
+    # a null finding in one group alone says nothing about the other
+    null = "Somatic complaints did not predict depressive symptoms, only in women."
+    assert relation_stance(null, relation, stems).stance is None
+    # asked about the group it names, the rule does not apply
+    asked_women = question_relation(q.replace("in men", "in women"))
+    assert relation_stance(only, asked_women, question_stems(q)).stance != "no"
+    # in a results section the sentence decides when the conclusions speak of women only
+    abstract = ("OBJECTIVE: We asked whether somatic complaints predict depression. METHODS: "
+                "A community cohort was followed for five years. RESULTS: " + only
+                + " CONCLUSIONS: Somatic complaints may be a risk factor for depressive "
+                "symptoms in women.")
+    assert _stance(q, abstract) == "no"
+
+
+def test_safety_is_the_question_not_a_concept() -> None:
+    """The walk: "Is Zoloft safe to take while pregnant ...?" abstained naming "Zoloft safe"
+    as the missing concept. Whether something is safe is what the question asks of it, like
+    "effective": the concept is "Zoloft". Mutation caught: "safe" out of QUESTION_FRAME."""
+    names = [c.text for c in question_concepts("Is Zoloft safe to take while pregnant?")]
+    assert names == ["Zoloft", "pregnant"], names
+
+
 def test_the_corpus_abbreviations_cover_a_concept() -> None:
     # mutation caught: check_coverage without _by_alias -> "osa" missing, not addressed
     texts = [
@@ -706,3 +746,55 @@ def test_what_the_authors_set_out_to_do_is_no_finding() -> None:
                  "To examine the use of artificial intelligence in dermatology research."):
         assert relation.no_finding(said), said
     assert not relation.no_finding("Artificial intelligence was used in dermatology research.")
+
+
+GUINEAFOWL_Q = ("In vulturine guineafowl, does having more young in a group reduce the group's "
+                "home-range size?")
+GUINEAFOWL_OPENING = ("Group living demands cohesion while groups move through landscapes. "
+                      "Larger groups pool information but face costs of coordination. "
+                      "We tracked vulturine guineafowl from 21 social groups with GPS tags.")
+GUINEAFOWL_FINDING = ("Intermediate-sized groups also had higher reproductive success, but having "
+                      "more young in the group reduced home-range size.")
+GUINEAFOWL_TAIL = ("Our study suggests an optimal group size for collective movement. Many "
+                   "social animals live in stable groups. Being in a group offers benefits such "
+                   "as safety from predators. But these benefits come at a cost. Understanding "
+                   "how social groups interact with their environment can aid conservation "
+                   "planning. Future work should focus on how this changes with the seasons.")
+
+
+def test_a_reported_finding_decides_without_repeating_the_species_the_abstract_is_about() -> None:
+    """verdict_traps td017: the finding ("having more young in the group reduced home-range
+    size") stands in the first half of an abstract followed by its plain-language digest, and
+    does not repeat "vulturine guineafowl", the question's opening scope, which the abstract
+    names elsewhere; it read "unclear". A scope or comparator concept (side 2) may be named
+    anywhere in the abstract, and a finding reported in the past tense past the opening
+    sentences reports results wherever it stands. Mutations caught: ``scope_in`` ignored in
+    ``names_every_concept`` -> "unclear"; ``REPORTED_FINDING`` never matching -> "unclear"."""
+    abstract = f"{GUINEAFOWL_OPENING} {GUINEAFOWL_FINDING} {GUINEAFOWL_TAIL}"
+    assert _stance(GUINEAFOWL_Q, abstract) == "yes"
+    # an abstract about another species: the scope is named nowhere, nothing decides
+    other = abstract.replace("vulturine guineafowl", "meerkats")
+    assert _stance(GUINEAFOWL_Q, other) == "unclear"
+    # in the present tense, the same sentence in the first half is background
+    background = GUINEAFOWL_FINDING.replace("reduced", "may reduce").replace("had", "may have")
+    assert _stance(GUINEAFOWL_Q, f"{GUINEAFOWL_OPENING} {background} {GUINEAFOWL_TAIL}") \
+        == "unclear"
+    # nor does an opening sentence decide, whatever its tense
+    assert _stance(GUINEAFOWL_Q, f"{GUINEAFOWL_FINDING} {GUINEAFOWL_OPENING} "
+                                 f"{GUINEAFOWL_TAIL}") == "unclear"
+
+
+def test_the_classifier_confirms_the_sentence_that_decided() -> None:
+    """td017 again, with the stance classifier: the rules' "yes" came from a finding that is not
+    among the answer sentences (the abstract's last three, on future work), and the classifier,
+    reading those, found no "yes" and made the source "unclear". It reads what decided.
+    Mutation caught: ``_confirmed_yes`` reading the answer sentences always -> "unclear"."""
+    abstract = f"{GUINEAFOWL_OPENING} {GUINEAFOWL_FINDING} {GUINEAFOWL_TAIL}"
+
+    def affirmed(features: dict[str, float]) -> dict[str, float]:
+        yes = 0.9 if features["affirm_near_question"] > 0 else 0.1
+        return {"yes": yes, "no": 0.05, "unclear": 1.0 - yes - 0.05}
+
+    source = SourceText.build(1, abstract)
+    read = source_stance(source, GUINEAFOWL_Q, question_stems(GUINEAFOWL_Q), (), affirmed)
+    assert read.stance == "yes" and read.sentence == GUINEAFOWL_FINDING, read
