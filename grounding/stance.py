@@ -341,8 +341,8 @@ POPULATIONS: tuple[frozenset[str], ...] = (
 # says the relation does not hold in the group it leaves out.
 _GROUP_WORD = "|".join(sorted((w for g in POPULATIONS for w in g), key=len, reverse=True))
 ONLY_IN = re.compile(
-    rf"\b(?:only|solely|exclusively)\s+(?:in|among|for)\s+(?:the\s+)?(?P<only>{_GROUP_WORD})\b"
-    rf"|\b(?:restricted|limited|confined)\s+to\s+(?:the\s+)?(?P<limited>{_GROUP_WORD})\b",
+    rf"\b(?:only|solely|exclusively)\s+(?:in|among|for)\s+(?:the\s+)?(?:{_GROUP_WORD})\b"
+    rf"|\b(?:restricted|limited|confined)\s+to\s+(?:the\s+)?(?:{_GROUP_WORD})\b",
     re.IGNORECASE,
 )
 # the stems of every word that names a group (who a finding is about, not what)
@@ -683,13 +683,8 @@ class Relation:
         """Whether ``text`` scopes its finding to one population alone, and that population is
         not the one the question asks about ("significantly predicted ..., but only in women",
         asked "in men")."""
-        if not self.populations:
-            return False
-        m = ONLY_IN.search(text)
-        if m is None:
-            return False
-        named = (m.group("only") or m.group("limited")).lower()
-        return any(named in group and not group & self.populations for group in POPULATIONS)
+        scoped = ONLY_IN.search(text)
+        return scoped is not None and self.other_population(scoped.group(0))
 
     def other_population(self, text: str) -> bool:
         """Whether ``text`` is scoped to a population the question does not ask about ("in
