@@ -23,6 +23,7 @@ import io
 import logging
 import pickle
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -131,3 +132,24 @@ def with_generic_names(query: str, names: DrugNames | None = None) -> str:
             out.append(query[pos : m.end()] + f" ({', '.join(generic)})")
             pos = m.end()
     return "".join(out) + query[pos:] if out else query
+
+
+def without_unindexed_drugs(query: str, indexed: Callable[[str], bool],
+                            names: DrugNames | None = None) -> str:
+    """``query`` without the rare drug names (brand or generic) that ``indexed`` says no chunk
+    holds. What BM25 alone reads to tell a medical question from an off-topic one: an unknown
+    word counts as the rarest word there is (the question is about something else,
+    :meth:`indexing.bm25.BM25Index.relevance`), but a drug name the corpus lacks is medicine it
+    has not read, which the answer names as missing; the rest of the question says whether the
+    index is on its topic ("Is Zoloft (sertraline) safe while pregnant ...?")."""
+    table = drug_names() if names is None else names
+    if not table.generic:
+        return query
+
+    def unindexed_drug(word: str) -> bool:
+        low = word.lower()
+        return (zipf_frequency(low, "en") < BRAND_MAX_ZIPF and low in table.generic
+                and not indexed(low))
+
+    kept = _NAME.sub(lambda m: "" if unindexed_drug(m.group()) else m.group(), query)
+    return " ".join(kept.split())

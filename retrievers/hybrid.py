@@ -32,8 +32,9 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import Field, SkipValidation
 
-from indexing.drug_names import with_generic_names
+from indexing.drug_names import with_generic_names, without_unindexed_drugs
 from indexing.embeddings import Embedder
+from indexing.stems import stem
 from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
 from retrievers.asked_age import AbstractOf, abstracts_from, asked_age_first, passage
@@ -105,6 +106,16 @@ def fusion_weights(
         return list(weights)
     t = (relevance - threshold) / ramp  # 0 at the bar, 1 at the end of the ramp
     return [w + t * (s - w) for w, s in zip(weak_weights, weights, strict=True)]
+
+
+def lexical_refusal_text(searched: str, backend: SearchBackend) -> str:
+    """What the lexical refusal reads: the searched text without the drug names no indexed
+    chunk holds (:func:`indexing.drug_names.without_unindexed_drugs`): a drug the corpus has
+    not read does not make the question off-topic."""
+    corpus = backend.corpus
+    if corpus is None:
+        return searched
+    return without_unindexed_drugs(searched, lambda w: corpus.chunks_with_stems([stem(w)]) > 0)
 
 
 class _BackendRetriever(BaseRetriever):
@@ -284,7 +295,8 @@ class HybridRetriever(EnsembleRetriever):
         query, filters, backend = search.query, search.filters, search.backend
         abstract_of = abstracts_from(backend.article_chunks)
         if search.lexical:
-            relevance = backend.bm25_relevance(search.searched, filters)
+            searched = lexical_refusal_text(search.searched, backend)
+            relevance = backend.bm25_relevance(searched, filters)
             # an engine without a dense index that cannot measure relevance refuses (none does)
             documents = self.fuse_lexical(lists[0], 0.0 if relevance is None else relevance, k,
                                           query, abstract_of)  # fmt: skip

@@ -90,11 +90,16 @@ def calibration_questions(eval_dir: Path) -> list[dict[str, Any]]:
 
 
 def relevance(backend: Any, question: str) -> float:
-    """As the retriever computes it: filters parsed from the question (HybridRetriever._prepare)."""
+    """As the retriever computes it: filters parsed from the question (HybridRetriever._prepare),
+    drug names' generic names added, and the drug names no chunk holds left out
+    (retrievers.hybrid.lexical_refusal_text)."""
+    from indexing.drug_names import with_generic_names
     from retrievers.filters import parse_filters
+    from retrievers.hybrid import lexical_refusal_text
 
     query, filters = parse_filters(question)
-    return round(float(backend.bm25_relevance(query or question, filters)), 4)
+    searched = lexical_refusal_text(with_generic_names(query or question), backend)
+    return round(float(backend.bm25_relevance(searched, filters)), 4)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,6 +20,7 @@ from indexing import build as build_mod
 from indexing.bm25 import BM25Index
 from indexing.build import build_index
 from indexing.commands.common import index_state, run_indexing
+from indexing.drug_names import without_unindexed_drugs
 from indexing.lexical import build_lexical_index
 from indexing.progress import HOLD_ENV, DenseProgress, read_progress, write_progress
 from indexing.store import DENSE_FILE, location, open_current
@@ -177,6 +178,32 @@ def test_bm25_only_refuses_off_topic_and_answers_on_topic(tmp_path, tokenizer) -
     assert retriever.retrieve(OFF_TOPIC).documents == []
     # a filter that excludes every article leaves nothing to answer from
     assert retriever.retrieve(ON_TOPIC, filters=Filters(year_min=2100)).documents == []
+
+
+PREGNANCY = Article(
+    pmid="3999", title="Prenatal antidepressant exposure and child brain development",
+    abstract="Is it safe to take antidepressants while pregnant? Children exposed to them "
+    "before birth showed typical development at age three.",
+    authors=["Ian Deary"], year=2019)
+
+
+def test_bm25_only_reads_a_drug_the_index_lacks_as_medicine_not_off_topic(
+    tmp_path, tokenizer,  # noqa: F811
+) -> None:
+    # a brand and its generic name no chunk holds ("Zoloft (sertraline)") once counted as the
+    # rarest words there are: the question read as off-topic, refused as outside medicine,
+    # where the hybrid chat answers it naming the drug as missing
+    cfg = cfg_at(tmp_path, embedding_backend="torch")
+    build_lexical_index(cfg, [*corpus(), PREGNANCY], corpus_checksum="c1")
+    retriever = HybridRetriever.from_backend(LiveIndex(cfg), cfg)
+    found = retriever.retrieve("Is Zoloft safe to take while pregnant for the baby's brain "
+                               "development?").documents
+    assert found and found[0].metadata["pmid"] == "3999"
+    # only a drug name goes; an unknown word that names no drug still counts as the rarest
+    # word there is, and a drug the index holds stays
+    held = {"aspirin"}
+    assert without_unindexed_drugs("Zoloft (sertraline), aspirin or Eurovision?",
+                                   held.__contains__) == "(), aspirin or Eurovision?"
 
 
 def test_relevance_is_the_best_score_over_the_highest_possible() -> None:
