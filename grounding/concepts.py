@@ -25,6 +25,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 from wordfreq import zipf_frequency
 
+from grounding.harms import asked_spans, names_harms
 from grounding.sources import SentenceEncoder, SourcePool
 from indexing.drug_names import drug_names
 from indexing.lay_terms import LAY_MAX_CHUNKS, LAY_MAX_ZIPF, lay_terms
@@ -164,6 +165,9 @@ class Concept:
     # nearness
     compound: str = ""
     in_compound: tuple[str, ...] = ()
+    # harms asked as one phrase ("side effects": grounding.harms): its one essential word is the
+    # phrase, which a source names by any name of harms, never by a word's nearness
+    harms: bool = False
 
     def name_for(self, missing: Sequence[str]) -> str:
         """How a message names the concept when ``missing`` (some of its essential words) are
@@ -288,6 +292,7 @@ class _Run:
     words: list[tuple[str, str]] = field(default_factory=list)  # (surface, lower)
     after_or: bool = False  # follows the run before with "or" alone between
     example: bool = False  # in an example the user gives of a concept ("such as ...")
+    harms: tuple[int, int] | None = None  # the span of a phrase naming harms (grounding.harms)
 
 
 # what opens an example ("pain, such as from holding a hand in ice water, ..."): up to the next
@@ -304,10 +309,21 @@ def _runs(question: str) -> list[_Run]:
     example = opened = False
     prev = ""
     pos = 0
+    spans = asked_spans(question)
     for m in _WORD.finditer(question):
         gap = question[pos : m.start()]
         pos = m.end()
         surface = m.group()
+        span = next((s for s in spans if s[0] <= m.start() < s[1]), None)
+        if span is not None or runs[-1].harms is not None:  # a harms phrase is a run of its own
+            if span is not None and runs[-1].harms != span:
+                runs.append(_Run(harms=span))
+            elif span is None:
+                runs.append(_Run(example=example))
+            if span is not None:
+                runs[-1].words.append((surface, surface.lower()))
+                prev = surface.lower()
+                continue
         if gap.strip():
             example = example and opened
             runs.append(_Run(example=example))
@@ -332,6 +348,10 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
     seen: set[tuple[str, ...]] = set()
     for i, run in enumerate(runs):
         if not run.words:
+            continue
+        if run.harms is not None:  # one harms concept however many times it is asked
+            if not any(c.harms for c in concepts):
+                concepts.append(_harms_concept(run))
             continue
         words = tuple(p for _, low in run.words for p in low.split("-") if _content(p))
         key = tuple(sorted(stem(w) for w in words))
@@ -364,6 +384,15 @@ def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[
         concepts.append(Concept(text, words, essential, absent, scarce, tuple(aliases), either,
                                 compound, in_compound))
     return concepts
+
+
+def _harms_concept(run: _Run) -> Concept:
+    """The concept of a phrase naming harms: its essential word is the phrase itself, never
+    absent from the index and never let go (:data:`SCARCE_CHUNKS`)."""
+    text = " ".join(surface for surface, _ in run.words)
+    words = tuple(p for _, low in run.words for p in re.split(r"[-'\u2019]", low) if p)
+    phrase = " ".join(words)
+    return Concept(text, words, (phrase,), scarce=(phrase,), harms=True)
 
 
 def _essential_words(words: tuple[str, ...], corpus: CorpusTerms | None,
@@ -505,9 +534,11 @@ def check_coverage(
     per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
     for row, stems in zip(per_source, source_stems, strict=True):
         _by_alias(concepts, row, stems)
+    _by_harms_named(concepts, pool, per_source)
     # no nearness for a word a lexicon names, nor for a word essential only inside a compound:
     # MiniLM puts "infant" nearer "baby walker" (0.63) than "baby" (0.55)
     literal = _named_by_lexicon(concepts) | {w for c in concepts for w in c.in_compound}
+    literal |= {w for c in concepts if c.harms for w in c.essential}
     todo = sorted({w for row in per_source for w, ok in row.items()
                    if not ok and w not in literal})
     if todo and encoder is not None:
@@ -550,6 +581,19 @@ def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]
                 whole = not key or bool(drug_names().generic_of(key))
                 for w in concept.essential if whole else (key,):
                     row[w] = True
+
+
+def _by_harms_named(concepts: Sequence[Concept], pool: SourcePool,
+                    per_source: Sequence[dict[str, bool]]) -> None:
+    """Mark a harms concept ("side effects") found in the sources that name harms in any of
+    their names ("adverse events", "toxicity", "well tolerated": :func:`grounding.harms.
+    names_harms`)."""
+    asked = [w for c in concepts if c.harms for w in c.essential]
+    if not asked:
+        return
+    for source, row in zip(pool.sources, per_source, strict=True):
+        if names_harms(f"{source.title} {source.abstract}"):
+            row.update(dict.fromkeys(asked, True))
 
 
 def _by_alternative(concepts: Sequence[Concept], row: dict[str, bool]) -> None:

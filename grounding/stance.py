@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Literal
 
 from grounding.concepts import Concept, stems_of, words_of
+from grounding.harms import STEMS as HARM_STEMS
 from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
@@ -705,9 +706,12 @@ def question_relation(question: str) -> Relation:
     found = [c for c in question_concepts(question) if c.words]
     # a concept is found by its specific words ("BILATERAL hearing loss") when it has any, and a
     # drug by its generic names too ("Ritalin": methylphenidate)
-    concepts = tuple(frozenset(stem(w) for w in (c.essential or c.words)) | _generic_stems(c.words)
+    # harms ("side effects") are named by harms' names, not by "side" or "effects"
+    concepts = tuple(HARM_STEMS if c.harms else
+                     frozenset(stem(w) for w in (c.essential or c.words)) | _generic_stems(c.words)
                      for c in found)  # fmt: skip
-    broad = tuple(frozenset(stem(w) for w in c.words) | _generic_stems(c.words) | _lay_stems(c)
+    broad = tuple(HARM_STEMS if c.harms else
+                  frozenset(stem(w) for w in c.words) | _generic_stems(c.words) | _lay_stems(c)
                   for c in found)  # fmt: skip
     words = set(words_of(question))
     populations = frozenset(w for group in POPULATIONS for w in group if w in words)

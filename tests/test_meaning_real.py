@@ -377,3 +377,32 @@ def test_a_finding_only_in_women_answers_for_men_and_a_finding_past_the_key_ones
     birds = _judged("In vulturine guineafowl, does having more young in a group reduce the "
                     "group's home range?", ("33168135",), shared_articles, encoder)
     assert birds.verdict == "yes", birds.lead
+
+
+HARMS_Q = "Does methylphenidate have long-term side effects in children with ADHD?"
+# the Cochrane review of methylphenidate's adverse events in children, and a study of the
+# long-term effects of stimulants on children's neurocognitive performance (no harm named)
+HARMS_REVIEW, LONG_TERM_EFFECTS = "29744873", "24305033"
+
+
+def test_side_effects_are_addressed_by_an_abstract_on_adverse_events_not_by_one_on_effects(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # the walk's third turn ("any long-term side effects?") was answered from an abstract on
+    # stimulants for adult ADHD that names no harm: "side" is a stop word and "effects" a
+    # frame word, so "side effects" was no concept. mutations caught: no harms run in
+    # grounding.concepts._runs (asked_spans -> []) -> the effects study addresses the question;
+    # grounding.harms.NAMED without "adverse events" -> the review does not
+    from grounding.sources import SourcePool
+
+    by_pmid = {a.pmid: a for a in shared_articles}
+    chosen = [by_pmid.get(p) for p in (HARMS_REVIEW, LONG_TERM_EFFECTS)]
+    if None in chosen:
+        pytest.skip("the harms review or the long-term effects study is not in the shared corpus")
+    pool = SourcePool.build(HARMS_Q, [a.abstract for a in chosen], encoder,
+                            titles=[a.title for a in chosen])  # fmt: skip
+    coverage = check_coverage(question_concepts(HARMS_Q), pool, encoder)
+    assert coverage.addressing == [1], coverage.per_source
+    alone = SourcePool.build(HARMS_Q, [chosen[1].abstract], encoder, titles=[chosen[1].title])
+    gaps = check_coverage(question_concepts(HARMS_Q), alone, encoder).gaps
+    assert [g.name for g in gaps] == ["side effects"], gaps

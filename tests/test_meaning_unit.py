@@ -798,3 +798,25 @@ def test_the_classifier_confirms_the_sentence_that_decided() -> None:
     source = SourceText.build(1, abstract)
     read = source_stance(source, GUINEAFOWL_Q, question_stems(GUINEAFOWL_Q), (), affirmed)
     assert read.stance == "yes" and read.sentence == GUINEAFOWL_FINDING, read
+
+
+HARMS_Q = "Does methylphenidate cause side effects in children with ADHD?"
+TREATED = "Children with ADHD were treated with methylphenidate for one year. "
+
+
+def test_side_effects_are_one_concept_that_a_finding_on_adverse_events_decides() -> None:
+    """The walk's "any long-term side effects?" named no concept: "side" is a stop word and
+    "effects" a frame word. Harms asked in one of their names are one concept, which a
+    sentence states in any of them. Mutations caught: no harms run in
+    grounding.concepts._runs -> no "side effects" concept; the relation's harms concept
+    built from "side effects" stems (not grounding.harms.STEMS) -> "unclear" for both."""
+    concepts = question_concepts("Do statins cause adverse events or side-effects in the elderly?")
+    assert [(c.text, c.essential) for c in concepts if c.harms] == [
+        ("adverse events", ("adverse events",))], concepts
+    assert _stance(HARMS_Q, TREATED + "Methylphenidate was associated with an increased risk "
+                   "of adverse events, mostly insomnia and decreased appetite.") == "yes"
+    assert _stance(HARMS_Q, TREATED + "Methylphenidate did not increase the risk of adverse "
+                   "events compared with placebo.") == "no"
+    # a finding on what the drug does for the condition says nothing of its harms
+    assert _stance(HARMS_Q, TREATED + "Methylphenidate improved attention compared with "
+                   "placebo.") == "unclear"
