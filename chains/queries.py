@@ -224,7 +224,8 @@ def names_own_topic(followup: str, corpus: CorpusTerms | None = None) -> bool:
 
     if not complete_question(followup):
         return False
-    return any(c.essential for c in question_concepts(followup, corpus))
+    # harms ("are there side effects?") are a treatment's: they name no topic of their own
+    return any(c.essential and not c.harms for c in question_concepts(followup, corpus))
 
 
 def complete_question(followup: str) -> bool:

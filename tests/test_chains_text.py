@@ -219,6 +219,11 @@ def test_needs_context(q: str, expected: bool) -> None:
         ("Did children have a hemorrhage after tonsillectomy?", True),
         # whole, but nothing essential of its own: the conversation says what is compared
         ("Are the results different for women compared with men?", False),
+        # harms are a treatment's: asked alone they lean on the conversation's treatment, with
+        # the treatment they are a topic of its own (mutation caught: the harms concept counted
+        # as a topic in names_own_topic -> the first is True)
+        ("Are there any long-term side effects in adults?", False),
+        ("Does methylphenidate have long-term side effects in adults?", True),
     ],
 )
 def test_names_own_topic(q: str, expected: bool) -> None:

@@ -36,7 +36,10 @@ def test_the_third_turn_of_the_stimulant_conversation_is_about_stimulants(assist
     answered from studies of adults, and "any long-term side effects?" after it is answered
     from abstracts on stimulant drugs."""
     # mutations caught: retrievers.asked_age_first returning its input -> the adults' answer
-    # quotes children's studies only, and the third turn's sources are children's studies
+    # quotes children's studies only, and the third turn's sources are children's studies;
+    # "side effects" (grounding.harms) taken for words of the follow-up's own topic
+    # (chains.conversation._names_something without "not c.harms") -> the third turn searched
+    # as written at full weight, its sources no stimulant study
     history: list[tuple[str, str]] = []
     first = assistant.ask(STIMULANTS, mode="conversational", history=history)
     history.append((STIMULANTS, first.answer))
