@@ -163,8 +163,20 @@ def result_base(turn: Turn) -> dict[str, Any]:
     }
 
 
-def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None) -> Runnable[Any, Any]:
-    """Turn (nothing retrieved) -> events: the refusal, naming the question's words that no
+# What a question refused while only the keyword index exists is told (the chat's first minutes
+# after `make run`): BM25 alone cannot tell a question worded unlike the abstracts from one
+# outside medicine ("Is Zoloft safe to take while pregnant ...?" scores as low as the plot of a
+# film), so it says what it knows and when to ask again, not that the question is off-topic.
+KEYWORD_ONLY_REFUSAL = (
+    "No indexed abstract matches these words closely. Search by meaning, which finds abstracts "
+    "worded differently, is not ready yet: ask again once it is."
+)
+
+
+def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None,
+                      meaning_ready: Callable[[], bool] = lambda: True) -> Runnable[Any, Any]:
+    """Turn (nothing retrieved) -> events: the refusal (:data:`KEYWORD_ONLY_REFUSAL` while
+    ``meaning_ready()`` is False: no dense index yet), naming the question's words that no
     indexed abstract holds; the LLM is never called."""
 
     async def refuse(turn: Turn) -> AsyncIterator[AnswerEvent]:
@@ -172,7 +184,8 @@ def make_refusal_step(refusal: str, corpus: CorpusTerms | None = None) -> Runnab
         yield PreparedEvent(searched_question=base["searched_question"], filters=base["filters"],
                             rewrite=base["rewrite"])  # fmt: skip
         absent = absent_words(turn["question"], corpus)
-        said = refusal_text(refusal, absent, base["filters"])
+        head = refusal if meaning_ready() else KEYWORD_ONLY_REFUSAL
+        said = refusal_text(head, absent, base["filters"])
         yield TokenEvent(text=said)
         yield DoneEvent(
             result=AnswerResult(

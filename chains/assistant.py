@@ -157,7 +157,8 @@ class Assistant:
             write=make_write_step(
                 make_answer_step(self._model), policy, cfg.answer, cfg.llm.timeout_s
             ),
-            refuse=make_refusal_step(cfg.chains.refusal, corpus),
+            refuse=make_refusal_step(cfg.chains.refusal, corpus,
+                                     meaning_ready=lambda: self.retriever.hybrid),
             postprocessors=postprocessors,
         )  # fmt: skip
         parts = ModeParts(

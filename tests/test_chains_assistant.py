@@ -97,6 +97,26 @@ def test_plain_events_order_and_sources_numbered() -> None:
 
 
 @pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
+def test_a_refusal_before_search_by_meaning_is_ready_says_so(mode: str) -> None:
+    # BM25 alone cannot tell a question worded unlike the abstracts from one outside medicine
+    # (the walk: "Is Zoloft safe to take while pregnant ...?" was refused as outside medicine on
+    # a fresh install). mutation caught: the refusal step ignoring meaning_ready -> the
+    # configured refusal
+    from chains.answer import KEYWORD_ONLY_REFUSAL
+
+    a, llm, retriever = make(["should never be used"])
+    retriever.hybrid = False
+    hist = (
+        [("Are stimulants effective for ADHD?", "Yes [1].")] if mode == "conversational" else None
+    )
+    r = collect(a, "Who won the 2014 football World Cup?", mode, hist)[-1].result
+    assert r.refused and r.answer == KEYWORD_ONLY_REFUSAL and llm.prompts == []
+    retriever.hybrid = True  # the dense index published: the configured refusal again
+    r = collect(a, "Who won the 2014 football World Cup?", mode, hist)[-1].result
+    assert r.answer == Config().chains.refusal
+
+
+@pytest.mark.parametrize("mode", ["plain", "conversational", "multi-query"])
 def test_refusal_never_calls_the_llm(mode: str) -> None:
     a, llm, _ = make(["should never be used"])
     hist = (

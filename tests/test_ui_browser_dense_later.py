@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from app.index_status import READY
+from chains.answer import KEYWORD_ONLY_REFUSAL
 from settings.config import load_config
 from tests.browser.harness import (
     ChatPage,
@@ -91,8 +92,12 @@ def test_chat_answers_on_bm25_while_the_semantic_index_builds_then_switches_to_h
             step = _search_step(chat)
             assert "keywords only (BM25); semantic index 0%" in step, step
 
+            # BM25 alone cannot tell a question worded otherwise from one outside medicine: the
+            # refusal says search by meaning is not ready (mutation caught: the refusal step
+            # ignoring meaning_ready -> the configured refusal here)
             refused = chat.ask(OFF_TOPIC)
-            assert REFUSAL in refused.inner_text()
+            assert KEYWORD_ONLY_REFUSAL in refused.inner_text()
+            assert REFUSAL not in refused.inner_text()
             assert not chat.source_links(refused)
 
             assert not (folder / "indices" / "small.dense-build.log").read_text().count(
@@ -107,6 +112,7 @@ def test_chat_answers_on_bm25_while_the_semantic_index_builds_then_switches_to_h
                                  for _, href, _ in chat.source_links(answer)}  # fmt: skip
             step = _search_step(chat)
             assert "hybrid (keywords + meaning)" in step, step
+            assert REFUSAL in chat.ask(OFF_TOPIC).inner_text()  # refused by meaning now
         finally:
             chat.close()
     log = server.log()
