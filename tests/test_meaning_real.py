@@ -192,7 +192,10 @@ def test_a_source_off_the_conversations_topic_adds_no_finding(
 
     asked = "any long-term side effects?"
     searched = "stimulant medications effective for ADHD in adults: long-term side effects?"
-    pmids = ("24305033", "24658471")  # stimulants in ADHD children; opioids in children
+    # the adults' methylphenidate framework, which names its side effects (a study of
+    # stimulants' effects on children's IQ names none, so it does not address harms:
+    # grounding.harms); an opioid review in children
+    pmids = ("30122296", "24658471")
     by_pmid = {a.pmid: a for a in shared_articles}
     if any(p not in by_pmid for p in pmids):
         pytest.skip(f"PMIDs {pmids} are not in the shared corpus (shared data changed?)")
