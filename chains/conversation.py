@@ -604,14 +604,12 @@ def _added_words(text: str) -> tuple[str, ...]:
 
 
 def _names_something(text: str, corpus: CorpusTerms | None) -> bool:
-    """Whether a follow-up names a concept of its own (an essential one: grounding.concepts).
-    Harms ("any long-term side effects?") are always of something, the conversation's
-    treatment: they name no topic of their own."""
+    """Whether a follow-up names a concept of its own (grounding.concepts.Concept.
+    names_a_topic)."""
     from grounding.concepts import question_concepts
 
     cleaned = " ".join(_added_words(text))
-    return bool(cleaned) and any(c.essential and not c.harms
-                                 for c in question_concepts(cleaned, corpus))
+    return bool(cleaned) and any(c.names_a_topic for c in question_concepts(cleaned, corpus))
 
 
 def refers_to_a_study(question: str) -> bool:

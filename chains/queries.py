@@ -224,8 +224,7 @@ def names_own_topic(followup: str, corpus: CorpusTerms | None = None) -> bool:
 
     if not complete_question(followup):
         return False
-    # harms ("are there side effects?") are a treatment's: they name no topic of their own
-    return any(c.essential and not c.harms for c in question_concepts(followup, corpus))
+    return any(c.names_a_topic for c in question_concepts(followup, corpus))
 
 
 def complete_question(followup: str) -> bool:

@@ -169,6 +169,12 @@ class Concept:
     # phrase, which a source names by any name of harms, never by a word's nearness
     harms: bool = False
 
+    @property
+    def names_a_topic(self) -> bool:
+        """Whether the concept is a topic of its own: an essential one, but not harms, which are
+        always a treatment's ("any long-term side effects?" leans on the conversation's)."""
+        return bool(self.essential) and not self.harms
+
     def name_for(self, missing: Sequence[str]) -> str:
         """How a message names the concept when ``missing`` (some of its essential words) are
         not found: the concept as asked when it is short and all of it is missing ("chewing
@@ -315,15 +321,14 @@ def _runs(question: str) -> list[_Run]:
         pos = m.end()
         surface = m.group()
         span = next((s for s in spans if s[0] <= m.start() < s[1]), None)
-        if span is not None or runs[-1].harms is not None:  # a harms phrase is a run of its own
-            if span is not None and runs[-1].harms != span:
+        if span is not None:  # a harms phrase is a run of its own
+            if runs[-1].harms != span:
                 runs.append(_Run(harms=span))
-            elif span is None:
-                runs.append(_Run(example=example))
-            if span is not None:
-                runs[-1].words.append((surface, surface.lower()))
-                prev = surface.lower()
-                continue
+            runs[-1].words.append((surface, surface.lower()))
+            prev = surface.lower()
+            continue
+        if runs[-1].harms is not None:  # the phrase has ended
+            runs.append(_Run(example=example))
         if gap.strip():
             example = example and opened
             runs.append(_Run(example=example))
