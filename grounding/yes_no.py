@@ -36,8 +36,10 @@ _AUX_RX = "(?:" + "|".join(_AUX) + r")(?:n't|\s+not)?\b"
 # A follow-up may open with a connective: "And does it ...?", "So, is ...?", "But do ...?"
 _CONNECTIVE = r"(?:(?:and|but|so|also|then|ok(?:ay)?|well|and\s+so|but\s+then)\b[\s,]*)?"
 _YES_NO = re.compile(r"^\s*" + _CONNECTIVE + _AUX_RX, re.IGNORECASE)
-# "In children with NF1, does simvastatin ...?", "When a child ..., do IQ scores drop?"
-_CLAUSE_YES_NO = re.compile(r"[,:;.?]\s+" + _AUX_RX + r"[^.?]*\?\s*$", re.IGNORECASE)
+# "In children with NF1, does simvastatin ...?", "When a child ..., do IQ scores drop?", "Fast
+# foods - are they a risk factor for asthma?" (a dash joins the clauses as a colon does)
+_CLAUSE_YES_NO = re.compile(r"(?:[,:;.?]|\s[-–—]|[–—])\s+" + _AUX_RX
+                            + r"[^.?]*\?\s*$", re.IGNORECASE)
 _WH = re.compile(
     r"^\s*" + _CONNECTIVE + r"(?:what|which|who|whom|whose|how|why|where)\b", re.IGNORECASE
 )

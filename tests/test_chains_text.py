@@ -268,6 +268,9 @@ def test_question_stopwords_are_the_project_list_with_named_differences() -> Non
         ("So, is it safe for kids?", True),
         ("But what does it change?", False),
         ("Android apps and IQ", False),
+        ("Fast foods - are they a risk factor for asthma?", True),
+        ("Low-tone sudden deafness – does it progress to Meniere's disease?", True),
+        ("Lithium and the kidney - what is known?", False),
         ("", False),
     ],
 )
