@@ -536,6 +536,20 @@ class Relation:
     # a comparison the question asks ("HIGHER vitamin D levels THAN those taking valproic
     # acid"): its direction ("high" / "low"; "" none) and the stems of what follows "than"
     compared: tuple[str, frozenset[str]] = ("", frozenset())
+    # the direction of change the question asks of its outcome ("lead to LESS utilization":
+    # "down"; "" none) and the stems of that outcome (:func:`_asked_direction`)
+    direction: tuple[str, frozenset[str]] = ("", frozenset())
+
+    def opposite_direction(self, text: str) -> bool:
+        """Whether ``text`` states a change of the question's outcome only in the other
+        direction ("lead to an INCREASE in the utilization of preventive health services",
+        asked whether healthier lifestyles lead to LESS utilization): a finding against what
+        was asked, not for it."""
+        asked, outcome = self.direction
+        if not asked:
+            return False
+        said = _directions_on(words_of(text), outcome)
+        return bool(said) and said == {_OTHER_WAY[asked]}
 
     def comparison_stance(self, text: str) -> Stance | None:
         """A sentence's answer to the question's comparison (its outcome named: checked by the
@@ -597,7 +611,7 @@ class Relation:
                         tuple(broad[i] for i in keep), controlled,
                         self.asks_explanation, self.asks_prediction,
                         tuple(self.levels[i] for i in keep) if self.levels else (),
-                        self.compared)  # fmt: skip
+                        self.compared, self.direction)  # fmt: skip
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -729,10 +743,63 @@ def question_relation(question: str) -> Relation:
     tokens = words_of(question)
     levels = tuple(_level_of(tokens[max(0, at - LEVEL_REACH) : at]) if at >= 0 else ""
                    for at in (_word_at(tokens, c.words) for c in found))  # fmt: skip
+    outcomes = [b for b, side in zip(broad, sides, strict=False) if side == 1]
+    compared = _asked_comparison(question)
+    # a comparison asked ("higher vitamin D levels than ...") is read with its two arms
+    # (Relation.comparison_stance), which its direction words belong to
+    direction = ("", frozenset()) if compared[0] else _asked_direction(tokens, outcomes)
     return Relation(concepts, populations, sides, broad, controlled,
                     bool(ASKS_EXPLANATION.search(question)),
-                    bool(ASKS_PREDICTION.search(question)), levels,
-                    _asked_comparison(question))
+                    bool(ASKS_PREDICTION.search(question)), levels, compared, direction)
+
+
+# Words that say which way a quantity changes; the words for how much of a thing there is that
+# may stand between one and the thing ("increased RISK of death", "lower LEVELS of IQ")
+_CHANGE_WORDS = {
+    "up": re.compile(r"^(?:increas\w*|rais(?:e|es|ed|ing)|ris(?:e|es|ing)|rose|higher|greater|"
+                     r"more|elevat\w*|boost\w*|grow\w*|gain\w*)$", re.IGNORECASE),
+    "down": re.compile(r"^(?:reduc\w*|decreas\w*|lower\w*|less|fewer|declin\w*|drop\w*|"
+                       r"fall|falls|fell|falling|diminish\w*|shrink\w*|shrank)$", re.IGNORECASE),
+}
+_OTHER_WAY = {"up": "down", "down": "up"}
+_QUANTITY_WORDS = frozenset(
+    "risk risks rate rates level levels number numbers odds incidence likelihood prevalence "
+    "score scores amount amounts frequency use".split()
+)
+
+
+def _changed(tokens: Sequence[str]) -> list[tuple[str, str]]:
+    """(direction, stem of the thing changed) for each change word of ``tokens``: the first
+    content word after it that is no quantity word ("an increase in the UTILIZATION",
+    "increased risk of DEATH")."""
+    def changes(w: str) -> str:
+        return next((d for d, rx in _CHANGE_WORDS.items() if rx.match(w)), "")
+
+    # "more", "less" and "fewer" are stop words of the index, not here
+    content = [w for w in tokens if w.lower() not in STOPWORDS or changes(w)]
+    out: list[tuple[str, str]] = []
+    for k, w in enumerate(content):
+        way = changes(w)
+        thing = next((t for t in content[k + 1 : k + 3] if t.lower() not in _QUANTITY_WORDS), "")
+        if way and thing:
+            out.append((way, stem(thing.lower())))
+    return out
+
+
+def _directions_on(tokens: Sequence[str], outcome: frozenset[str]) -> set[str]:
+    """The directions in which ``tokens`` change ``outcome`` (its stems)."""
+    return {way for way, thing in _changed(tokens) if thing in outcome}
+
+
+def _asked_direction(tokens: Sequence[str],
+                     outcomes: Sequence[frozenset[str]]) -> tuple[str, frozenset[str]]:
+    """The one direction of change the question asks of an outcome (a concept after its
+    relation word): ("down", stems of "utilization") for "Do healthier lifestyles lead to less
+    utilization of healthcare resources?"; ("", {}) when it asks none, or both ways."""
+    found = [(way, o) for way, thing in _changed(tokens) for o in outcomes if thing in o]
+    if len({way for way, _ in found}) != 1:
+        return "", frozenset()
+    return found[0][0], frozenset().union(*(o for _, o in found))
 
 
 # The words that set an exposure's level ("LOW ferritin", "ELEVATED blood pressure") and how
@@ -929,6 +996,30 @@ def clauses(text: str) -> list[str]:
 
 
 def relation_stance(
+    text: str,
+    relation: Relation,
+    question_stems: set[str],
+    *,
+    asks_sameness: bool = False,
+    aliases: dict[str, frozenset[str]] | None = None,
+    own_question: bool = True,
+) -> SentenceStance:
+    """:func:`_relation_read`, and a "yes" that changes the question's outcome only the other
+    way (:meth:`Relation.opposite_direction`) says no."""
+    read = _relation_read(text, relation, question_stems, asks_sameness=asks_sameness,
+                          aliases=aliases, own_question=own_question)
+    return _directed(read, text, relation)
+
+
+def _directed(read: SentenceStance, text: str, relation: Relation) -> SentenceStance:
+    """A "yes" read of ``text`` turned "no" when it changes the question's outcome only in the
+    other direction than asked."""
+    if read.stance == "yes" and relation.opposite_direction(text):
+        return SentenceStance("no", read.strength, "the other direction")
+    return read
+
+
+def _relation_read(
     text: str,
     relation: Relation,
     question_stems: set[str],
@@ -1307,7 +1398,7 @@ def _candidate_stance(
                         sameness)
         if relation.no_finding(sentence.text) or relation.other_population(sentence.text):
             return None
-        return read
+        return _directed(read, text, relation)
     return relation_stance(sentence.text, relation, question_stems,
                            asks_sameness=sameness, aliases=aliases,
                            own_question=own_question)  # fmt: skip

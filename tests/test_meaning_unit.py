@@ -820,3 +820,35 @@ def test_side_effects_are_one_concept_that_a_finding_on_adverse_events_decides()
     # a finding on what the drug does for the condition says nothing of its harms
     assert _stance(HARMS_Q, TREATED + "Methylphenidate improved attention compared with "
                    "placebo.") == "unclear"
+
+
+def test_a_change_of_the_outcome_the_other_way_than_asked_says_no() -> None:
+    """PubMedQA "Do healthier lifestyles lead to less utilization of healthcare resources?"
+    (gold no) got "Yes (2 of 2 studies)" from "Healthy lifestyles lead to an increase in the
+    utilization of preventive health services": "lead to" read yes, though the finding changes
+    the outcome the other way. Mutations caught: ``_directed`` not called by
+    ``relation_stance`` -> "yes"; the direction test inverted (same direction read as
+    opposite) -> the decrease reads "no"; quantity words not passed over -> "increased risk
+    of mortality" changes "risk", not mortality, and reads "yes"; the thing changed taken as
+    any later word -> "increased survival after stroke" changes stroke and reads "no";
+    ``Relation.for_source`` dropping the direction -> the source reads "yes"."""
+    q = "Do healthier lifestyles lead to less utilization of healthcare resources?"
+    relation = question_relation(q)
+    stems = question_stems(q)
+    more = ("Healthy lifestyles lead to an increase in the utilization of preventive health "
+            "services.")
+    less = "Healthy lifestyles lead to a decrease in the utilization of health services."
+    assert relation_stance(more, relation, stems).stance == "no"
+    assert relation_stance(less, relation, stems).stance == "yes"
+    # as a source is read: the relation narrowed to the abstract's words keeps the direction
+    assert _stance(q, f"We followed 2,000 adults for ten years. {more}") == "no"
+    q = "Does aspirin reduce mortality after stroke?"
+    relation = question_relation(q)
+    stems = question_stems(q)
+    worse = "Aspirin was associated with an increased risk of mortality after stroke."
+    assert relation_stance(worse, relation, stems).stance == "no"
+    survival = "Aspirin increased survival after stroke."
+    assert relation_stance(survival, relation, stems).stance == "yes"
+    # a question asking no direction of its outcome is read as before
+    q = "Is aspirin associated with mortality after stroke?"
+    assert relation_stance(worse, question_relation(q), question_stems(q)).stance == "yes"
