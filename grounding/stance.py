@@ -52,7 +52,11 @@ AFFIRMING_NEGATIONS = _rx(
     r"could not (?:be )?(?:fully |entirely )?(?:explained|accounted for|attributed)",
     r"regardless of", r"irrespective of", r"independent(?:ly)? of", r"over and above",
     r"above and beyond", r"not only", r"not just", r"not merely", r"no less than",
-    r"even after (?:controlling|adjusting|accounting)", r"not limited to",
+    r"even after (?:controlling|adjusting|accounting)", r"not (?:limited|confined|restricted) to",
+    # "comparable to or higher than": at least as much, a finding of its own
+    r"(?:similar|comparable|equal|equivalent) (?:to |with )?or (?:higher|greater|better|larger|"
+    r"stronger|more \w+) than",
+    r"as (?:\w+ )as or (?:higher|greater|better|larger|stronger|more \w+) than",
     r"not (?:been )?(?:previously )?(?:reported|described|known|studied|investigated|examined)",
     r"without compromising", r"without (?:loss|impairment|affecting)",
 )  # fmt: skip

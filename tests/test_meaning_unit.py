@@ -852,3 +852,25 @@ def test_a_change_of_the_outcome_the_other_way_than_asked_says_no() -> None:
     # a question asking no direction of its outcome is read as before
     q = "Is aspirin associated with mortality after stroke?"
     assert relation_stance(worse, question_relation(q), question_stems(q)).stance == "yes"
+
+
+def test_at_least_as_much_and_not_confined_to_are_findings_not_null_results() -> None:
+    """PubMedQA (gold yes): "The risk ratio for CVD mortality associated with a low serum
+    chloride level was comparable to or higher than those observed for well-established CVD risk
+    factors" read "no" ("comparable ... to", a null finding's wording) and "... a protective
+    effect of breast-feeding ... that is not confined to the period of breast-feeding but
+    continues ..." read as negated. Mutations caught: "confined" out of
+    ``AFFIRMING_NEGATIONS`` -> the breast-feeding sentence reads "no"; the "or
+    higher than" pattern out of it -> the chloride sentence reads "no"."""
+    chloride = ("The risk ratio for CVD mortality associated with a low serum chloride level was "
+                "comparable to or higher than those observed for well-established CVD risk "
+                "factors.")
+    assert sentence_stance(chloride, set()).stance == "yes"
+    q = "Is the breast best for children with a family history of atopy?"
+    relation, stems = question_relation(q), question_stems(q)
+    breast = ("Our results show a protective effect of breast-feeding among children with a "
+              "family history of atopy that is not confined to the period of breast-feeding.")
+    assert sentence_stance(breast, stems).stance == "yes"
+    assert relation_stance(breast, relation, stems).stance == "yes"
+    # a plain sameness is still a null finding
+    assert sentence_stance("Outcomes were comparable to those of controls.", set()).stance == "no"
