@@ -204,6 +204,12 @@ NULL_FINDING = _rx(
     r"lack of (?:\w+ )?(?:effect|association|difference|benefit|improvement)",
     r"absence of (?:\w+ )?(?:effect|association|difference|benefit|improvement)",
     r"non-?significant", r"no longer significant", r"did not reach significance",
+    # it does not do what was asked well enough ("have limited ability to risk-stratify
+    # patients", "lacks the necessary sensitivity", "has a limited role in hepatic staging")
+    r"(?:limited|poor|little) (?:ability|capacity) to",
+    r"lack(?:s|ed)? (?:the )?(?:necessary |sufficient |adequate |required )?(?:sensitivity|"
+    r"specificity|accuracy|ability|power) ",
+    r"(?:only )?an? (?:limited|minor|minimal|marginal) role",
 )  # fmt: skip
 
 AFFIRMATIVE = _rx(
@@ -314,6 +320,9 @@ RECOMMENDATION = _rx(
     r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"
     r"advisable|recommended) (?:to|that)",
     r"recommend\w*", r"(?:we|this study) (?:aimed|aim|sought|set out|hypothesi[sz]ed)",
+    # what is left to study ("The relative importance of ... needs to be studied")
+    r"(?:needs?|deserves?|merits?|warrants?) (?:to be )?(?:further |more |additional |better )?"
+    r"(?:studied|investigated|explored|examined|evaluated|researched)",
     r"(?:the )?(?:aim|objective|purpose|goal) (?:of|was|is)",
     # a prospect, what something may turn into ("... could become a very helpful information
     # system"), not a finding; a change of state ("patients may become dependent") still is one

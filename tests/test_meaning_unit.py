@@ -874,3 +874,29 @@ def test_at_least_as_much_and_not_confined_to_are_findings_not_null_results() ->
     assert relation_stance(breast, relation, stems).stance == "yes"
     # a plain sameness is still a null finding
     assert sentence_stance("Outcomes were comparable to those of controls.", set()).stance == "no"
+
+
+def test_not_good_enough_says_no_and_what_is_left_to_study_decides_nothing() -> None:
+    """PubMedQA (gold no): "Do risk calculators accurately predict surgical site occurrences?"
+    got "Yes" though its source says "All five existing predictive models have limited ability
+    to risk-stratify patients ..."; "Can bedside assessment reliably exclude aspiration
+    following acute stroke?" got "Yes" from "The relative importance of aspiration and bedside
+    assessment in predicting complications and outcome needs to be studied", beside "Bedside
+    assessment of swallowing lacks the necessary sensitivity ...". Mutations caught: the
+    "limited ability to" pattern out of ``NULL_FINDING`` -> "yes"; the "lacks the necessary
+    sensitivity" one out -> no stance; the "needs to be studied" pattern out of
+    ``RECOMMENDATION`` -> the agenda sentence states a finding."""
+    models = ("All five existing predictive models have limited ability to risk-stratify "
+              "patients and accurately assess risk of SSO.")
+    assert sentence_stance(models, set()).stance == "no"
+    bedside = ("Bedside assessment of swallowing lacks the necessary sensitivity to be used as a "
+               "screening instrument in acute stroke.")
+    assert sentence_stance(bedside, set()).stance == "no"
+    q = "Can bedside assessment reliably exclude aspiration following acute stroke?"
+    agenda = ("The relative importance of aspiration and bedside assessment in predicting "
+              "complications and outcome needs to be studied.")
+    assert question_relation(q).no_finding(agenda)
+    # a role found is still a finding, and a finding is not what is left to study
+    assert sentence_stance("Bedside assessment had a major role in detecting aspiration.",
+                           set()).stance != "no"
+    assert not question_relation(q).no_finding("Bedside assessment predicted aspiration.")
