@@ -158,8 +158,9 @@ _THE_STUDY = re.compile(
     r"articles|cohort|sample|participants|subjects|researchers|authors|investigators)\b",
     re.IGNORECASE,
 )
-# a group named with "the" ("on the girls", "the Swedish men"): one the conversation spoke of
-_DEFINITE_GROUP = re.compile(r"\bthe\s+(?:[A-Z][\w-]*\s+)?([a-z][\w-]*)", re.IGNORECASE)
+# a group named with a determiner ("on the girls", "the Swedish men", "does a child's genotype
+# change ..."): one the conversation spoke of, when it did
+_NAMED_GROUP = re.compile(r"\b(?:the|a|an)\s+(?:[A-Z][\w-]*\s+)?([a-z][\w-]*)", re.IGNORECASE)
 # a question asking whether something causes what the conversation spoke of: its effect is a
 # pointer ("could the sedatives be *the cause*?", "is lead *to blame*?", "*responsible for it*"),
 # so it names an exposure and leans on the topic for the outcome
@@ -625,10 +626,12 @@ def _words(text: str) -> list[str]:
 def _reaches_back(
     question: str, previous: Resolution, earlier: Sequence[Resolution]
 ) -> Resolution | None:
-    """The earlier turn a follow-up reaches back to past the last one: it names with "the" a
-    group ("on the girls", "the kids'": the same MeSH check tag as the topic's "children") that the
-    current topic no longer holds and an earlier topic did (the latest such turn), else None."""
-    named = [m.group(1).lower() for m in _DEFINITE_GROUP.finditer(question)]
+    """The earlier turn a follow-up reaches back to past the last one: it names with a
+    determiner a group ("on the girls", "the kids'": the same MeSH check tag as the topic's
+    "children") that the current topic no longer holds and an earlier topic did (the latest
+    such turn), else None. "A child's genotype" names one as well: after "babies fed formula",
+    the children of the turns before."""
+    named = [m.group(1).lower() for m in _NAMED_GROUP.finditer(question)]
     named = [w for w in named if is_population(w) and w not in GENERIC]
     current = _groups_named(previous.core)
     for w in named:
@@ -660,8 +663,9 @@ def _group_key(word: str) -> str:
 
 
 def _groups_named(text: str) -> set[str]:
-    """The groups a text names (:func:`_group_key`)."""
-    return {_group_key(w) for w in _words(text) if is_population(w)}
+    """The groups a text names (:func:`_group_key`), possessives too ("children's IQ")."""
+    words = (re.sub(r"['\u2019]s?$", "", w) for w in _words(text))
+    return {_group_key(w) for w in words if is_population(w)}
 
 
 def _study_detail(previous: Resolution, body: str) -> Resolution:

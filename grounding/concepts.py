@@ -539,6 +539,7 @@ def check_coverage(
     per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
     for row, stems in zip(per_source, source_stems, strict=True):
         _by_alias(concepts, row, stems)
+        _by_what_it_lacks(row, stems)
     _by_harms_named(concepts, pool, per_source)
     # no nearness for a word a lexicon names, nor for a word essential only inside a compound:
     # MiniLM puts "infant" nearer "baby walker" (0.63) than "baby" (0.55)
@@ -573,6 +574,23 @@ def _named_by_lexicon(concepts: Sequence[Concept]) -> set[str]:
                 out.update(concept.essential if not key else (key,))
     # an everyday word is not the abbreviation it shares letters with ("ate", "ATE")
     return {w for w in out if zipf_frequency(w, "en") < LAY_MAX_ZIPF}
+
+
+# a group named by what it lacks ("UNexposed children", "NON-smokers", "UNvaccinated")
+_LACKING = re.compile(r"^(?:un|non-?)(?P<base>[a-z]{4,})$")
+
+
+def _by_what_it_lacks(row: dict[str, bool], stems: set[str]) -> None:
+    """Mark the essential words naming a group by what it lacks ("unexposed", "nonsmokers",
+    "unvaccinated") that a source names by the thing lacked ("exposure to lithium", "smoking",
+    "vaccination"): a study of an exposure compares the exposed with the unexposed, and
+    abstracts name that arm "controls" or "non-lithium-exposed" as often as "unexposed"."""
+    for w, found in row.items():
+        lacking = _LACKING.match(w)
+        if found or lacking is None:
+            continue
+        base = stem(lacking.group("base"))[:5]  # "expos": "exposed", "exposure"
+        row[w] = any(s.startswith(base) for s in stems)
 
 
 def _by_alias(concepts: Sequence[Concept], row: dict[str, bool], stems: set[str]) -> None:

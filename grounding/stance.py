@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -122,6 +122,17 @@ ASKS_EXPLANATION = _rx(
 )  # fmt: skip
 
 
+# A question about a relation holding on its own, other factors aside, and a finding that it
+# does not: what it is "secondary to", "explained by", "mediated by" (negated, "not explained
+# by" is :data:`EXPLAINED_AWAY`, which affirms it)
+ASKS_INDEPENDENCE = _rx(r"independent(?:ly)?", r"independent of", r"in (?:its|their) own right")
+EXPLAINED_BY_ANOTHER = re.compile(
+    r"\b(?:is|was|are|were|be|been)\s+(?!not\b)(?:\w+\s+){0,2}?(?:secondary\s+to|"
+    r"(?:explained|mediated|confounded)\s+by|attributable\s+to|accounted\s+for\s+by)\b",
+    re.IGNORECASE,
+)
+
+
 # A predictor-of-response finding: what predicts or moderates the outcome OF a treatment or
 # exposure ("The clinical outcome of stimulant medication was best predicted by EEG parameters",
 # "predictors of response to methylphenidate"). The treatment sits in the outcome's place; the
@@ -211,6 +222,70 @@ NULL_FINDING = _rx(
     r"specificity|accuracy|ability|power) ",
     r"(?:only )?an? (?:limited|minor|minimal|marginal) role",
 )  # fmt: skip
+
+# Not enough for the task ("insufficient for predicting prognosis"), and a test that does not
+# tell cases apart ("has a poor specificity for cortisol excess"): a "no" in the rules, kept out
+# of the stance classifier's cues (a new cue there moves its probabilities without a refit: a
+# plain "can change learners' attitudes" fell below the verdict bar). A measure the question
+# itself names is a trait, not a test's failing ("low maternal SENSITIVITY was related to ...").
+NOT_ENOUGH = _rx(r"(?:insufficient|inadequate) (?:for|to)")
+POOR_MEASURE = re.compile(
+    r"\b(?:poor|low|limited) (?:diagnostic )?(?P<measure>sensitivity|specificity|accuracy|"
+    r"reliability|validity|predictive (?:value|power|ability))\b",
+    re.IGNORECASE,
+)
+
+
+def _not_enough(body: str, question_stems: set[str]) -> str:
+    """The wording by which ``body`` says something is not good enough for what is asked
+    (:data:`NOT_ENOUGH`, :data:`POOR_MEASURE`), "" when it says none."""
+    found = NOT_ENOUGH.search(body)
+    if found is not None:
+        return found.group(0)
+    for m in POOR_MEASURE.finditer(body):
+        if not stems_of(m.group("measure")) & question_stems:
+            return m.group(0)
+    return ""
+
+# An evaluation a question asks ("are radiologists SATISFIED with ...", "is it SAFE", "an
+# ACCURATE test") and its negative-prefixed form in a sentence ("significant DISSATISFACTION",
+# "unsafe", "inaccurate"): the sentence denies the evaluation. Only evaluations: the prefixed form
+# of a thing studied is another exposure ("physical INACTIVITY", "UNEMPLOYMENT"), not a denial.
+_EVALUATIONS = ("satisf", "success", "effective", "efficien", "safe", "accura", "appropriat",
+                "adequa", "reliab", "valid", "feasib", "sufficien", "favorab", "favourab",
+                "acceptab", "comfortab", "practical", "correct", "complete")  # fmt: skip
+_NEGATED_EVALUATION = re.compile(
+    r"\b(?:dis|un|in|im|non-?)(?P<base>(?:" + "|".join(_EVALUATIONS) + r")\w*)", re.IGNORECASE
+)
+
+
+_EVALUATION = re.compile(r"\b(?:" + "|".join(_EVALUATIONS) + r")\w*", re.IGNORECASE)
+
+
+# a noun names the evaluation as a topic ("attitudes towards patient SAFETY", "SATISFACTION was
+# measured"); an adjective or participle states it ("safe", "satisfied", "successful")
+_EVALUATION_NOUN = re.compile(r"(?:ty|ness|ion|cy|ance|ence|ss)$", re.IGNORECASE)
+
+
+def _stated_evaluation(body: str, question_stems: set[str]) -> str:
+    """The evaluation the question asks, stated in ``body`` in the question's own form of it
+    ("patients were SATISFIED", asked "are patients satisfied ...?"), "" when there is none: a
+    noun only names it ("satisfaction was measured", "attitudes towards patient safety")."""
+    for m in _EVALUATION.finditer(body):
+        word = m.group(0)
+        if not _EVALUATION_NOUN.search(word) and stem(word.lower()) in question_stems:
+            return word
+    return ""
+
+
+def _denied_evaluation(body: str, question_stems: set[str]) -> str:
+    """The negative-prefixed form in ``body`` of an evaluation the question asks
+    (:data:`_EVALUATIONS`), "" when there is none."""
+    for m in _NEGATED_EVALUATION.finditer(body):
+        base = stem(m.group("base").lower())
+        if any(q[:5] == base[:5] for q in question_stems if len(q) >= 4):
+            return m.group(0)
+    return ""
 
 AFFIRMATIVE = _rx(
     r"significant(?:ly)?", r"associated with", r"linked to", r"related to", r"correlated with",
@@ -446,6 +521,11 @@ class SentenceStance:
     cue: str
 
 
+# Asked whether a relation holds independently, a sentence stating it explained by another
+# factor says no (:meth:`Relation.explained_by_another`)
+EXPLAINED_BY_ANOTHER_FACTOR = SentenceStance("no", 0.8, "explained by another factor")
+
+
 def _scoped_out(text: str, question_stems: set[str]) -> tuple[str, str | None]:
     """``text`` with "but not X" parts removed when X is not what the question asks about;
     returns (text left, the cue of a scoped negation that IS about the question, if any)."""
@@ -480,15 +560,18 @@ def sentence_stance(
     doubt = DOUBT.search(body)
     null = NULL_FINDING.search(body)
     yes = AFFIRMATIVE.search(body) or FOUND_RELATION.search(body)
+    yes_cue = yes.group(0) if yes is not None else _stated_evaluation(body, question_stems)
     hedged = HEDGE.search(body) is not None
-    if null is not None:
+    denied = (null.group(0) if null is not None
+              else _not_enough(body, question_stems) or _denied_evaluation(body, question_stems))
+    if denied:
         strength = 0.75 if hedged else 0.9
-        return SentenceStance("no", strength, null.group(0))
+        return SentenceStance("no", strength, denied)
     if doubt is not None:
         return SentenceStance("unclear", 0.5, doubt.group(0))
-    if yes is not None:
+    if yes_cue:
         strength = 0.5 if hedged else 0.8
-        return SentenceStance("yes", strength, yes.group(0))
+        return SentenceStance("yes", strength, yes_cue)
     return SentenceStance(None, 0.0, "")
 
 
@@ -552,6 +635,16 @@ class Relation:
     # the direction of change the question asks of its outcome ("lead to LESS utilization":
     # "down"; "" none) and the stems of that outcome (:func:`_asked_direction`)
     direction: tuple[str, frozenset[str]] = ("", frozenset())
+    # the question asks whether the relation holds independently ("Is hypoalbuminemia an
+    # INDEPENDENT prognostic factor ...?"; :data:`ASKS_INDEPENDENCE`)
+    asks_independence: bool = False
+
+    def explained_by_another(self, text: str) -> bool:
+        """Whether ``text`` says its finding is explained by another factor ("the relation
+        between hypoalbuminemia and poor survival is SECONDARY TO that of the systemic
+        inflammatory response"), asked whether the relation holds independently: a finding
+        against independence, not for it."""
+        return self.asks_independence and EXPLAINED_BY_ANOTHER.search(text) is not None
 
     def opposite_direction(self, text: str) -> bool:
         """Whether ``text`` states a change of the question's outcome only in the other
@@ -563,6 +656,17 @@ class Relation:
             return False
         said = _directions_on(words_of(text), outcome)
         return bool(said) and said == {_OTHER_WAY[asked]}
+
+    def with_outcome_named_as(self, title: str) -> Relation:
+        """This relation with the outcome's names in a study's title that asks it ("less
+        UTILIZATION of healthcare resources", asked "use less healthcare"): the study's own
+        question names the outcome in the abstract's words, which its conclusion changes
+        ("lead to an increase in the utilization ...")."""
+        asked, outcome = self.direction
+        if not asked:
+            return self
+        _, named = question_relation(title).direction
+        return replace(self, direction=(asked, outcome | named))
 
     def comparison_stance(self, text: str) -> Stance | None:
         """A sentence's answer to the question's comparison (its outcome named: checked by the
@@ -619,12 +723,10 @@ class Relation:
         keys = [c if c & source_stems else b for c, b in zip(self.concepts, broad, strict=True)]
         keep = [i for i, key in enumerate(keys) if key & source_stems]
         controlled = frozenset(j for j, i in enumerate(keep) if i in self.controlled)
-        return Relation(tuple(keys[i] for i in keep), self.populations,
-                        tuple(self.sides[i] for i in keep) if self.sides else (),
-                        tuple(broad[i] for i in keep), controlled,
-                        self.asks_explanation, self.asks_prediction,
-                        tuple(self.levels[i] for i in keep) if self.levels else (),
-                        self.compared, self.direction)  # fmt: skip
+        return replace(self, concepts=tuple(keys[i] for i in keep),
+                       sides=tuple(self.sides[i] for i in keep) if self.sides else (),
+                       broad=tuple(broad[i] for i in keep), controlled=controlled,
+                       levels=tuple(self.levels[i] for i in keep) if self.levels else ())
 
     def outcome_unnamed(self, source_stems: set[str]) -> bool:
         """Whether an abstract (``source_stems``: its words' stems) never names the question's
@@ -763,7 +865,8 @@ def question_relation(question: str) -> Relation:
     direction = ("", frozenset()) if compared[0] else _asked_direction(tokens, outcomes)
     return Relation(concepts, populations, sides, broad, controlled,
                     bool(ASKS_EXPLANATION.search(question)),
-                    bool(ASKS_PREDICTION.search(question)), levels, compared, direction)
+                    bool(ASKS_PREDICTION.search(question)), levels, compared, direction,
+                    bool(ASKS_INDEPENDENCE.search(question)))
 
 
 # Words that say which way a quantity changes; the words for how much of a thing there is that
@@ -1063,6 +1166,8 @@ def _relation_read(
         if own_question and _own_words_yes(whole, text, relation, aliases):
             return _guarded(whole, text, asks_sameness)
         return SentenceStance(None, 0.0, "")
+    if relation.explained_by_another(text):
+        return EXPLAINED_BY_ANOTHER_FACTOR
     _, asked = _scoped_out(text, question_stems)
     parts = clauses(text)
     if asked is not None or len(parts) == 1:  # "..., but not <what is asked>": read whole
@@ -1222,9 +1327,11 @@ def source_stance(
     aliases, asked, source_stems = _source_relation(source, question)
     if asked.outcome_unnamed(source_stems) or asked.exposure_unnamed(source_stems):
         return SourceStance(source.n, "unclear")
-    relation = asked.for_source(source_stems)
     answer = list(_answer_sentences(source))
     asks_it = _asks_it(source.title, asked, aliases)
+    relation = asked.for_source(source_stems)
+    if asks_it and source.title:
+        relation = relation.with_outcome_named_as(source.title)
     best: tuple[float, Sentence, SentenceStance] | None = None
     sameness = asks_sameness(question)
     own = not other_age_group(source.title, question)
@@ -1233,7 +1340,7 @@ def source_stance(
     for order, sentence, overlap in _candidates(source, answer, key_findings, question_stems,
                                                 asks_it):
         read = _candidate_stance(sentence, bool(overlap), question_stems, relation, aliases,
-                                 sameness, own)  # fmt: skip
+                                 sameness, own, asks_it)  # fmt: skip
         if read is None or read.stance is None:
             continue
         if sentence in answer and read.strength >= PLAIN:
@@ -1248,8 +1355,12 @@ def source_stance(
     if best is None:
         return _title_stance(source, relation, question_stems)
     _, sentence, read = best
+    explained = _explained_elsewhere(answer, relation, aliases) if read.stance == "yes" else None
+    if explained is not None:  # the "yes" found is what the source explains by another factor
+        sentence, read = explained
     stance: Stance = read.stance or "unclear"
-    if _says_both(stance, stems_of(sentence.text) & question_stems, question_stems, plain):
+    shared = stems_of(sentence.text) & question_stems
+    if explained is None and _says_both(stance, shared, question_stems, plain):
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":
@@ -1257,6 +1368,22 @@ def source_stance(
     return SourceStance(
         source.n, stance, sentence.text, sentence.start, sentence.end, strength, read.cue
     )
+
+
+def _explained_elsewhere(
+    answer: Sequence[Sentence], relation: Relation, aliases: dict[str, frozenset[str]]
+) -> tuple[Sentence, SentenceStance] | None:
+    """Asked whether a relation holds independently, the answer sentence that names a concept
+    of it and says it is explained by another factor ("Low albumin concentrations are
+    associated with poorer survival" found, then "... the relation between hypoalbuminemia and
+    poor survival is secondary to that of the systemic inflammatory response"): the source's
+    answer is that it does not. None when there is none."""
+    for sentence in answer:
+        if relation.explained_by_another(sentence.text) and relation.hits(
+            _stems_with(sentence.text, aliases)
+        ):
+            return sentence, EXPLAINED_BY_ANOTHER_FACTOR
+    return None
 
 
 def _whole_statement(
@@ -1398,19 +1525,25 @@ def _candidate_stance(
     aliases: dict[str, frozenset[str]],
     sameness: bool,
     own_question: bool = True,
+    asks_it: bool = True,
 ) -> SentenceStance | None:
     """One candidate sentence's reading; None when it decides nothing (a recommendation, or a
-    conclusion about another population)."""
+    conclusion about another population). A labelled one-clause conclusion states the study's
+    own question; it is read whole only when that question is the user's (``asks_it``): the
+    conclusion of a study of lifestyle and body composition does not say whether a healthier
+    lifestyle means less healthcare use."""
     text = without_explained_away(sentence.text, relation.asks_explanation)
     if not shares_words:  # the labelled conclusion about the study's own question
         read = sentence_stance(text, question_stems, asks_sameness=sameness)
         return None if relation.no_finding(sentence.text) else read
-    if sentence.kind == "conclusion" and len(clauses(sentence.text)) == 1:
+    if sentence.kind == "conclusion" and asks_it and len(clauses(sentence.text)) == 1:
         # the labelled conclusion states the study's own question: one clause, one relation
         read = _guarded(sentence_stance(text, question_stems, asks_sameness=sameness), text,
                         sameness)
         if relation.no_finding(sentence.text) or relation.other_population(sentence.text):
             return None
+        if relation.explained_by_another(text):
+            return EXPLAINED_BY_ANOTHER_FACTOR
         return _directed(read, text, relation)
     return relation_stance(sentence.text, relation, question_stems,
                            asks_sameness=sameness, aliases=aliases,

@@ -203,6 +203,27 @@ def test_a_group_named_with_the_reaches_back_to_the_turn_that_named_it() -> None
     assert "boys" not in words(last.standalone), last.standalone
 
 
+def test_a_group_named_with_a_or_as_a_possessive_reaches_back_too() -> None:
+    """conversations_heldout3 ch3-01: after "and babies fed formula mixed with fluoridated tap
+    water?", "does a child's genotype change how much the fluoride affects them?" was searched
+    with the babies' formula (gold rank 12); it asks the children of the turns before (rank 7).
+    Mutations caught: ``_NAMED_GROUP`` taking "the" alone -> the formula stays; possessives
+    not stripped by ``_groups_named`` -> no earlier turn holds "children's", the formula
+    stays."""
+    turns = [
+        "Does fluoride in drinking water lower children's IQ?",
+        "what about exposure before birth?",
+        "and babies fed formula mixed with fluoridated tap water?",
+        "does a child's genotype change how much the fluoride affects them?",
+    ]
+    last = resolve_conversation(turns)[-1]
+    assert "formula" not in words(last.standalone), last.standalone
+    assert {"genotype", "fluoride", "iq"} <= words(last.standalone), last.standalone
+    # a group the current topic holds is no reach back
+    kept = resolve_conversation([*turns[:3], "do the babies' scores recover later?"])[-1]
+    assert "formula" in words(kept.standalone), kept.standalone
+
+
 def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> None:
     turns = [
         "Did people exposed to methylmercury in the womb end up with cognitive deficits?",
