@@ -229,6 +229,13 @@ NULL_FINDING = _rx(
 # plain "can change learners' attitudes" fell below the verdict bar). A measure the question
 # itself names is a trait, not a test's failing ("low maternal SENSITIVITY was related to ...").
 NOT_ENOUGH = _rx(r"(?:insufficient|inadequate) (?:for|to)")
+# A relation denied in words the classifier was not fitted on either: what "is an unlikely
+# explanation" of the outcome, an outcome "not dependent on" the exposure ("imitation of alcohol
+# consumption is a robust phenomenon not dependent on individual stress levels")
+DENIED_RELATION = _rx(
+    r"(?:an? )?unlikely (?:explanation|cause|reason|source|mechanism|contributor)",
+    r"not (?:\w+ )?(?:dependent|contingent) (?:on|upon)",
+)
 POOR_MEASURE = re.compile(
     r"\b(?:poor|low|limited) (?:diagnostic )?(?P<measure>sensitivity|specificity|accuracy|"
     r"reliability|validity|predictive (?:value|power|ability))\b",
@@ -236,10 +243,11 @@ POOR_MEASURE = re.compile(
 )
 
 
-def _not_enough(body: str, question_stems: set[str]) -> str:
+def _rule_only_null(body: str, question_stems: set[str]) -> str:
     """The wording by which ``body`` says something is not good enough for what is asked
-    (:data:`NOT_ENOUGH`, :data:`POOR_MEASURE`), "" when it says none."""
-    found = NOT_ENOUGH.search(body)
+    (:data:`NOT_ENOUGH`, :data:`POOR_MEASURE`) or denies a relation (:data:`DENIED_RELATION`),
+    "" when it says none."""
+    found = NOT_ENOUGH.search(body) or DENIED_RELATION.search(body)
     if found is not None:
         return found.group(0)
     for m in POOR_MEASURE.finditer(body):
@@ -317,6 +325,9 @@ AFFIRMATIVE = _rx(
 # cue counted there moves its probabilities without a refit (seen: a subgroup trap's weak "yes"
 # became a shown one).
 FOUND_RELATION = _rx(
+    # a role found ("Cancellous bone plays an important role in primary stability"); "no role",
+    # "a limited role" are null findings (NULL_FINDING)
+    r"(?:plays?|played|playing|has|have|had) (?:an? |the )?(?:\w+ )?role in",
     r"(?:associations?|relationships?|correlations?|links?) [^.;:]{0,80}?(?:was|were|has been|"
     r"have been) (?:\w+ )?(?:found|observed|identified|detected|seen|noted)",
     r"(?:found|observed|identified|detected|noted) (?:an? |the )?(?:[\w-]+ )?(?:associations?|"
@@ -562,8 +573,8 @@ def sentence_stance(
     yes = AFFIRMATIVE.search(body) or FOUND_RELATION.search(body)
     yes_cue = yes.group(0) if yes is not None else _stated_evaluation(body, question_stems)
     hedged = HEDGE.search(body) is not None
-    denied = (null.group(0) if null is not None
-              else _not_enough(body, question_stems) or _denied_evaluation(body, question_stems))
+    denied = (null.group(0) if null is not None else
+              _rule_only_null(body, question_stems) or _denied_evaluation(body, question_stems))
     if denied:
         strength = 0.75 if hedged else 0.9
         return SentenceStance("no", strength, denied)

@@ -949,7 +949,7 @@ def test_an_evaluation_denied_by_its_negative_form_and_not_enough_for_the_task_s
     "Is late-night salivary cortisol a better screening test ...?" from "... has a poor
     specificity for cortisol excess". Mutations caught: ``_denied_evaluation`` returning "" ->
     the dissatisfaction sentence reads "yes"; ``NOT_ENOUGH`` or ``POOR_MEASURE`` matching
-    nothing -> "yes"; ``_not_enough`` not passing over a measure the question names -> "low
+    nothing -> "yes"; ``_rule_only_null`` not passing over a measure the question names -> "low
     maternal sensitivity was related to ..." reads "no"; the prefixed form of an exposure
     counted as a denial -> "physical inactivity was associated with ..." reads "no";
     ``_stated_evaluation`` returning "" -> "radiologists were satisfied" reads no stance;
@@ -1038,3 +1038,26 @@ def test_a_group_named_by_what_it_lacks_is_covered_by_the_thing_lacked() -> None
     other = SourcePool.build(q, ["Lithium in pregnancy was studied in a registry of mothers."],
                              HashEncoder())
     assert check_coverage(concepts, other).per_source[0]["unexposed"] is False
+
+
+def test_an_unlikely_explanation_and_not_dependent_on_deny_and_a_role_found_affirms() -> None:
+    """PubMedQA: "Does gestational age misclassification explain the difference in birthweights
+    for Australian aborigines and whites?" (gold no) got "Yes" from a hedged implication beside
+    "Gestational age misclassification is an unlikely explanation for the reported divergence";
+    "Does stress increase imitation of drinking behavior?" (gold no) and "Is trabecular bone
+    related to primary stability of miniscrews?" (gold yes) took no stance though their
+    conclusions say "... not dependent on individual stress levels" and "Cancellous bone plays
+    an important role in primary stability". Mutations caught: ``DENIED_RELATION`` matching
+    nothing -> "yes" / "yes"; the role pattern out of ``FOUND_RELATION`` -> no stance."""
+    assert sentence_stance("Gestational age misclassification is an unlikely explanation for "
+                           "the reported divergence in birth-weights.", set()).stance == "no"
+    assert sentence_stance("Imitation of alcohol consumption is a robust phenomenon not "
+                           "dependent on individual stress levels.", set()).stance == "no"
+    assert sentence_stance("Cancellous bone plays an important role in primary stability of "
+                           "mini-implants.", set()).stance == "yes"
+    # a role denied or belittled is still a null finding
+    assert sentence_stance("Cancellous bone plays no role in primary stability.",
+                           set()).stance == "no"
+    assert sentence_stance("Cancellous bone has a limited role in primary stability.",
+                           set()).stance == "no"
+
