@@ -1369,9 +1369,24 @@ def source_stance(
     explained = _explained_elsewhere(answer, relation, aliases) if read.stance == "yes" else None
     if explained is not None:  # the "yes" found is what the source explains by another factor
         sentence, read = explained
+    return _settled(source, answer, sentence, read, question, question_stems,
+                    [] if explained is not None else plain, classify)  # fmt: skip
+
+
+def _settled(
+    source: SourceText,
+    answer: Sequence[Sentence],
+    sentence: Sentence,
+    read: SentenceStance,
+    question: str,
+    question_stems: set[str],
+    plain: list[tuple[float, SentenceStance]],
+    classify: StanceClassifier | None,
+) -> SourceStance:
+    """The source's stance from its deciding sentence: "unclear" when its plain answer
+    sentences say both (:func:`_says_both`), and a "yes" only as the classifier confirms it."""
     stance: Stance = read.stance or "unclear"
-    shared = stems_of(sentence.text) & question_stems
-    if explained is None and _says_both(stance, shared, question_stems, plain):
+    if _says_both(stance, stems_of(sentence.text) & question_stems, question_stems, plain):
         stance = "unclear"
     strength = read.strength
     if classify is not None and stance == "yes":

@@ -994,7 +994,8 @@ def test_explained_by_another_factor_says_no_to_an_independent_relation() -> Non
     ``Relation.explained_by_another`` not consulted -> "yes"; ``ASKS_INDEPENDENCE`` matching
     nothing -> "yes"; the negation left in ``EXPLAINED_BY_ANOTHER`` -> "not explained by"
     reads "no"; ``_explained_elsewhere`` not called by ``source_stance`` -> the source reads
-    "yes" from its association sentence; ``_says_both`` consulted after it -> "unclear"."""
+    "yes" from its association sentence; the plain answer sentences passed to ``_settled``
+    after it (``_says_both`` consulted) -> "unclear"."""
     q = "Is hypoalbuminemia an independent prognostic factor in patients with gastric cancer?"
     relation, stems = question_relation(q), question_stems(q)
     assert relation.asks_independence
