@@ -229,17 +229,17 @@ NULL_FINDING = _rx(
 # plain "can change learners' attitudes" fell below the verdict bar). A measure the question
 # itself names is a trait, not a test's failing ("low maternal SENSITIVITY was related to ...").
 NOT_ENOUGH = _rx(r"(?:insufficient|inadequate) (?:for|to)")
+POOR_MEASURE = re.compile(
+    r"\b(?:poor|low|limited) (?:diagnostic )?(?P<measure>sensitivity|specificity|accuracy|"
+    r"reliability|validity|predictive (?:value|power|ability))\b",
+    re.IGNORECASE,
+)
 # A relation denied in words the classifier was not fitted on either: what "is an unlikely
 # explanation" of the outcome, an outcome "not dependent on" the exposure ("imitation of alcohol
 # consumption is a robust phenomenon not dependent on individual stress levels")
 DENIED_RELATION = _rx(
     r"(?:an? )?unlikely (?:explanation|cause|reason|source|mechanism|contributor)",
     r"not (?:\w+ )?(?:dependent|contingent) (?:on|upon)",
-)
-POOR_MEASURE = re.compile(
-    r"\b(?:poor|low|limited) (?:diagnostic )?(?P<measure>sensitivity|specificity|accuracy|"
-    r"reliability|validity|predictive (?:value|power|ability))\b",
-    re.IGNORECASE,
 )
 
 
@@ -255,6 +255,7 @@ def _rule_only_null(body: str, question_stems: set[str]) -> str:
             return m.group(0)
     return ""
 
+
 # An evaluation a question asks ("are radiologists SATISFIED with ...", "is it SAFE", "an
 # ACCURATE test") and its negative-prefixed form in a sentence ("significant DISSATISFACTION",
 # "unsafe", "inaccurate"): the sentence denies the evaluation. Only evaluations: the prefixed form
@@ -265,9 +266,8 @@ _EVALUATIONS = ("satisf", "success", "effective", "efficien", "safe", "accura", 
 _NEGATED_EVALUATION = re.compile(
     r"\b(?:dis|un|in|im|non-?)(?P<base>(?:" + "|".join(_EVALUATIONS) + r")\w*)", re.IGNORECASE
 )
-
-
 _EVALUATION = re.compile(r"\b(?:" + "|".join(_EVALUATIONS) + r")\w*", re.IGNORECASE)
+
 
 
 # a noun names the evaluation as a topic ("attitudes towards patient SAFETY", "SATISFACTION was
