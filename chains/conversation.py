@@ -42,12 +42,14 @@ from chains.populations import (
     ANIMALS,
     GENERIC,
     LIFE_STAGES,
+    SEXES,
     heading_of,
     in_abstracts_words,
     is_food_animal,
     is_life_stage_modifier,
     is_population,
     is_possessive_population,
+    names_sex_only,
 )
 from chains.queries import (
     QUESTION_STOPWORDS,
@@ -780,7 +782,13 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
             core, condition = _drop_relative_clause(core)
         # "adults on treatment" after "kids who are infected" (with HIV, the topic's): with HIV
         new_group = _with_what_it_had(new_group, condition)
-        core = _replace_population(core, new_group, previous.group)
+        if (names_sex_only(new_group) and not SEXES & set(_words(core))
+                and len(_groups_named(core) - LIFE_STAGES) > 1):
+            # "what about boys compared with girls?" after "Do preemies end up with a lower IQ
+            # as adults?": who they were and when they were tested stay, the sex is added
+            core = f"{core} in {new_group}"
+        else:
+            core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
         return core, _unled(rest), new_group, False, "", condition
     if had_opener and (switch := _bare_switch(rest)) is not None:

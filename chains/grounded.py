@@ -29,7 +29,7 @@ from grounding.consensus import Judgement, judge
 from grounding.evidence import EvidenceSentence, select_evidence
 from grounding.lead import support_check, with_finding
 from grounding.sources import SentenceEncoder, SourcePool
-from grounding.stance import StanceClassifier, source_stance
+from grounding.stance import StanceClassifier, asked_outcome, source_stance
 from grounding.support import SupportChecker
 from grounding.yes_no import is_yes_no_question
 from indexing.stems import stem
@@ -86,7 +86,7 @@ def judge_sources(
     associated with mortality?") is about the conversation's topic too, so the ``searched`` text's
     concepts count, and a source on siblings alone does not address it."""
     concepts = question_concepts(searched if searched != asked else asked, corpus)
-    coverage = check_coverage(concepts, pool, encoder)
+    coverage = check_coverage(concepts, pool, encoder, outcome=asked_outcome(searched))
     question_stems = {stem(w) for c in question_concepts(searched) for w in c.words}
     stances = [
         source_stance(

@@ -59,6 +59,24 @@ POPULATION_WORDS: frozenset[str] = frozenset(
     w for words in CHECK_TAGS.values() for w in words.split()
 )
 
+# Words that name a sex and nothing else about who: a follow-up naming only these ("what about
+# boys compared with girls?") asks about that sex within a topic that names its group in more
+# than one word ("preemies ... as adults"), unless the topic itself names a sex
+SEXES = frozenset("boy boys girl girls man men woman women male males female females".split())
+
+
+def names_sex_only(group: str) -> bool:
+    """Whether ``group`` names sexes and nothing else: its words are sex words and the words of a
+    comparison ("boys compared with girls", "men and women"; not "boys with an extra X", "older
+    women", "mothers")."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z-]+", group)]
+    return (any(w in SEXES for w in words)
+            and all(w in SEXES or w in _COMPARING for w in words))
+
+
+_COMPARING = frozenset("compared comparing versus vs than to with between and or the".split())
+
+
 # Words that name nobody in particular: a follow-up naming only these ("how many patients were
 # in it?") asks about the same people, it does not switch group.
 GENERIC = frozenset("people persons individuals humans patients population".split())

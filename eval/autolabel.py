@@ -287,13 +287,13 @@ def judge_item(row: dict[str, Any], corpus: Any = None, classify: Any = None,
     from grounding.concepts import check_coverage, question_concepts, question_stems
     from grounding.consensus import judge
     from grounding.sources import SourcePool, SourceText
-    from grounding.stance import source_stance
+    from grounding.stance import asked_outcome, source_stance
 
     source = SourceText.build(1, row["context"], pmid=row["gold_pmids"][0], title="")
     pool = SourcePool(row["question"], [source], encoder or _NoEncoder(),
                       np.zeros(1), np.zeros((0, 1)), [])  # fmt: skip
     concepts = question_concepts(row["question"], corpus)
-    coverage = check_coverage(concepts, pool, encoder)
+    coverage = check_coverage(concepts, pool, encoder, outcome=asked_outcome(row["question"]))
     stems = question_stems(row["question"])
     stances = [source_stance(source, row["question"], stems, (), classify)
                for _ in coverage.complete]  # fmt: skip

@@ -474,6 +474,9 @@ class Coverage:
     concepts: list[Concept]
     per_source: list[dict[str, bool]]  # [source] essential word -> found (literally or alike)
     addressing: list[int] = field(default_factory=list)  # sources ([n]) with every word
+    # [source] names the question's one-word everyday outcome (stance.asked_outcome); empty
+    # when the question has none
+    outcome_named: list[bool] = field(default_factory=list)
 
     @property
     def words(self) -> list[str]:
@@ -489,6 +492,7 @@ class Coverage:
         return [
             n for n in self.addressing
             if all(self.per_source[n - 1].values())
+            and (not self.outcome_named or self.outcome_named[n - 1])
         ]  # fmt: skip
 
     @property
@@ -530,10 +534,13 @@ def check_coverage(
     pool: SourcePool,
     encoder: SentenceEncoder | None = None,
     synonym_bar: float = SYNONYM_BAR,
+    outcome: str = "",
 ) -> Coverage:
     """Per source, which essential words it has: literally (the word's stem in its title or
     abstract), else, with an ``encoder``, when one of its words or word pairs reaches
-    ``synonym_bar`` cosine with the word ("IQ" / "intelligence quotient")."""
+    ``synonym_bar`` cosine with the word ("IQ" / "intelligence quotient"). ``outcome``: the
+    question's one-word everyday outcome (:func:`grounding.stance.asked_outcome`), which a
+    source must name the same ways to take a stance (:attr:`Coverage.complete`)."""
     words = list(dict.fromkeys(w for c in concepts for w in c.essential))
     source_stems = [_source_stems(pool, si) for si in range(len(pool.sources))]  # once each
     per_source = [{w: stem(w) in stems for w in words} for stems in source_stems]
@@ -558,7 +565,21 @@ def check_coverage(
     addressing = [
         pool.sources[si].n for si, row in enumerate(per_source) if _addresses(concepts, row)
     ]
-    return Coverage(list(concepts), per_source, addressing)
+    named = _outcome_named(outcome, pool, source_stems, encoder, synonym_bar) if outcome else []
+    return Coverage(list(concepts), per_source, addressing, named)
+
+
+def _outcome_named(outcome: str, pool: SourcePool, source_stems: Sequence[set[str]],
+                   encoder: SentenceEncoder | None, bar: float) -> list[bool]:
+    """Per source, whether it names ``outcome`` literally or by a word or pair as near as
+    ``bar``, never by a part of the word itself: "health" is 0.75 from "healthcare" by the
+    letters they share, and an abstract on healthy lifestyles and health that never names
+    healthcare use says nothing on whether healthier lifestyles mean less of it."""
+    named = [stem(outcome) in stems for stems in source_stems]
+    if encoder is None or all(named):
+        return named
+    similar = _similar_words([outcome], pool, encoder, bar, parts_of=outcome)
+    return [ok or similar.get((outcome, si), False) for si, ok in enumerate(named)]
 
 
 def _named_by_lexicon(concepts: Sequence[Concept]) -> set[str]:
@@ -657,7 +678,7 @@ def _spelled_alike(word: str, gram: str, pieces: Callable[[str], list[str]]) -> 
 
 def _similar_words(
     words: Sequence[str], pool: SourcePool, encoder: SentenceEncoder, bar: float,
-    absent: Collection[str] = (),
+    absent: Collection[str] = (), parts_of: str = "",
 ) -> dict[tuple[str, int], bool]:
     """(word, source index) -> a word or word pair of the source reaches ``bar`` cosine. A word
     ``absent`` from every indexed abstract is never near a word spelled like it
@@ -665,7 +686,8 @@ def _similar_words(
     writes it, and a name MiniLM does not know has only its spelling's meaning. Nor is a word
     near a word or pair the question itself uses for another of its concepts: "puberty" is
     0.67 from "adolescent", but a question on "puberty and young adolescent alcohol use" names
-    both, so an abstract's "adolescent" is that other concept, not puberty."""
+    both, so an abstract's "adolescent" is that other concept, not puberty. No word inside
+    ``parts_of`` counts ("health" of "healthcare")."""
     asked = stems_of(pool.question)
     per_source: list[list[str]] = []
     for source in pool.sources:
@@ -690,6 +712,7 @@ def _similar_words(
         others = asked - {stem(word)}
         for si, grams in enumerate(per_source):
             cols = [index[g] for g in grams
-                    if (spelled is None or not spelled(g)) and not stems_of(g) <= others]
+                    if (spelled is None or not spelled(g)) and not stems_of(g) <= others
+                    and not (parts_of and g.lower() != parts_of and g.lower() in parts_of)]
             out[(word, si)] = bool(cols) and float(sims[wi, cols].max()) >= bar
     return out

@@ -36,6 +36,7 @@ from grounding.sameness import DIFFERENCE_FOUND, SAMENESS_FOUND, asks_sameness
 from grounding.sources import SourceText
 from indexing.stems import stem
 from indexing.tokenize import STOPWORDS
+from indexing.word_classes import word_classes
 from ingest.ages import GROWN, YOUNG, other_age_group
 from ingest.sentences import Sentence
 
@@ -911,6 +912,33 @@ def _changed(tokens: Sequence[str]) -> list[tuple[str, str]]:
         if way and thing:
             out.append((way, stem(thing.lower())))
     return out
+
+
+def asked_outcome(question: str) -> str:
+    """The question's outcome when it is one everyday noun after its relation word, the concept
+    the question ends on ("Do healthier lifestyles mean people use less HEALTHCARE?"), else "".
+    Such a word is no essential concept (common in English:
+    :func:`grounding.concepts.question_concepts`), so the coverage check
+    does not ask a source to name it; it asks it of a source that is to take a stance
+    (:attr:`grounding.concepts.Coverage.complete`): one that never names the outcome, in any
+    words, reports findings on another outcome (an outcome of two words or more is checked by
+    its own words: :meth:`Relation.outcome_unnamed`)."""
+    from grounding.concepts import question_concepts
+
+    found = [c for c in question_concepts(question) if c.words]
+    sides = question_relation(question).sides
+    after = [c for c, side in zip(found, sides, strict=False) if side == 1]
+    # the concept the question ends on: in "predict individual differences in agreeableness and
+    # social cognitive ability", "individual" is no outcome
+    if len(after) != 1 or after[0] is not found[-1]:
+        return ""
+    if len(after[0].words) != 1 or after[0].essential or after[0].harms:
+        return ""
+    word = after[0].words[0]
+    # a thing measured, named by a noun ("is it better to be BIG?" asks no outcome), not a group
+    if not word_classes().is_noun(word) or any(word.lower() in g for g in POPULATIONS):
+        return ""
+    return word
 
 
 def _directions_on(tokens: Sequence[str], outcome: frozenset[str]) -> set[str]:

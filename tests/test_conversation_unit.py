@@ -224,6 +224,27 @@ def test_a_group_named_with_a_or_as_a_possessive_reaches_back_too() -> None:
     assert "formula" in words(kept.standalone), kept.standalone
 
 
+def test_a_switch_to_a_sex_asks_about_that_sex_within_the_topics_group() -> None:
+    """Seen in stop 69's walk: "what about boys compared with girls?" after "Do preemies end up
+    with a lower IQ as adults?" was resolved as "boys compared with girls end up with a lower IQ
+    as?" (the preemies and the adults replaced) and answered about a gene variant and gender
+    stereotypes. A group of sex words alone names who within the topic's group, unless the
+    topic names a sex itself. Mutation caught: ``names_sex_only`` returning False -> the
+    preemies are dropped; the topic's own sex words not consulted -> "women" is added beside
+    "men" instead of replacing it."""
+    topic = "Do preemies end up with a lower IQ as adults?"
+    for follow_up in ("what about boys compared with girls?", "and in girls?"):
+        last = resolve_conversation([topic, follow_up])[-1]
+        assert {"preemies", "adults", "iq"} <= words(last.standalone), last.standalone
+    boys = resolve_conversation([topic, "what about boys compared with girls?"])[-1]
+    assert {"boys", "girls"} <= words(boys.standalone), boys.standalone
+    # a sex named with more about who is another group; a topic naming a sex switches it
+    autism = resolve_conversation([topic, "what about boys with autism?"])[-1]
+    assert "preemies" not in words(autism.standalone), autism.standalone
+    women = resolve_conversation(["Does smoking in men lower IQ?", "what about women?"])[-1]
+    assert "women" in words(women.standalone) and "men" not in words(women.standalone)
+
+
 def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> None:
     turns = [
         "Did people exposed to methylmercury in the womb end up with cognitive deficits?",

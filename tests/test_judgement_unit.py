@@ -305,6 +305,30 @@ def test_a_finding_on_another_outcome_is_no_answer_about_the_one_asked() -> None
     assert source_stance(pool.sources[1], question, stems).stance == "yes"
 
 
+def test_a_source_that_never_names_a_one_word_outcome_takes_no_stance() -> None:
+    """The same for an everyday one-word outcome ("healthcare"), which the coverage check does
+    not require: an abstract on healthy lifestyles and health that never names healthcare use
+    is quoted, but its findings decide nothing (the closing walk of stop 68: "Mixed evidence (2
+    yes, 1 no)" from two such abstracts). mutation caught: judge_sources not passing
+    ``asked_outcome`` to check_coverage -> the health abstract decides ("yes", mixed)."""
+    from chains.grounded import judge_sources
+    from settings.grounding import GroundingSettings
+
+    question = "Do healthier lifestyles mean people use less healthcare?"
+    health = ("We followed 400 adults for ten years. CONCLUSIONS: Healthier lifestyles were "
+              "associated with better health and fewer chronic diseases.")
+    use = ("We linked lifestyle surveys to insurance claims. CONCLUSIONS: Healthier lifestyles "
+           "did not reduce the use of healthcare.")
+    # an index that uses the word widely: it is no essential concept
+    corpus = Vocabulary([health, use, HEART, *[f"Healthcare costs study {i}." for i in range(30)]])
+    pool = SourcePool.build(question, [health, use], HashEncoder())
+    every_sentence = GroundingSettings(relevance_bar=0.0)  # the hash encoder's nearness is noise
+    j = judge_sources(question, question, pool, select_evidence(pool), every_sentence, None,
+                      corpus)  # fmt: skip
+    assert j.addressing == [1, 2], (j.addressing, j.missing)  # both are quoted
+    assert j.verdict == "no", (j.verdict, j.reason)
+
+
 _ICE = ("Does moderately severe pain, such as from holding a hand in ice water, lower healthy "
         "volunteers' scores on WAIS-IV processing speed?")
 

@@ -409,3 +409,32 @@ def test_side_effects_are_addressed_by_an_abstract_on_adverse_events_not_by_one_
     alone = SourcePool.build(HARMS_Q, [chosen[1].abstract], encoder, titles=[chosen[1].title])
     gaps = check_coverage(question_concepts(HARMS_Q), alone, encoder).gaps
     assert [g.name for g in gaps] == ["side effects"], gaps
+
+
+LIFESTYLE_Q = "Do healthier lifestyles mean people use less healthcare?"
+HEALTHCARE_USE = "28359277"  # PubMedQA (gold "no"): lifestyles and healthcare utilization
+HEALTHY_AGEING = "29862589"  # a holistic approach to healthy ageing: "health", no healthcare use
+
+
+def test_a_source_that_never_names_the_everyday_outcome_takes_no_stance(
+    small_retriever: Any, shared_articles: Any, encoder: Any
+) -> None:
+    # Seen in a closing walk: "Mixed evidence (2 yes, 1 no)", the two "yes" from abstracts on
+    # healthy ageing and fitness that never name healthcare use; MiniLM puts their "health"
+    # 0.75 from "healthcare". mutation caught: _similar_words without the parts_of guard ->
+    # the ageing review is complete (takes a stance); check_coverage ignoring ``outcome`` -> the
+    # same
+    from grounding.sources import SourcePool
+    from grounding.stance import asked_outcome
+
+    assert asked_outcome(LIFESTYLE_Q) == "healthcare"
+    by_pmid = {a.pmid: a for a in shared_articles}
+    if not {HEALTHCARE_USE, HEALTHY_AGEING} <= set(by_pmid):
+        pytest.skip("the lifestyle abstracts are not in the shared corpus (shared data changed?)")
+    articles = [by_pmid[HEALTHCARE_USE], by_pmid[HEALTHY_AGEING]]
+    pool = SourcePool.build(LIFESTYLE_Q, [a.abstract for a in articles], encoder,
+                            titles=[a.title for a in articles])  # fmt: skip
+    concepts = question_concepts(LIFESTYLE_Q, small_retriever.corpus)
+    coverage = check_coverage(concepts, pool, encoder, outcome=asked_outcome(LIFESTYLE_Q))
+    assert coverage.addressing == [1, 2], coverage.per_source
+    assert coverage.complete == [1], coverage.outcome_named
