@@ -381,7 +381,12 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     """``core`` with its population words taken out and ``group`` in the place of the first
     (appended as "in <group>" when the topic named no group). A group an earlier switch put in
     (``old_group``) is replaced whole; a lower-case word qualifying a population word ("nursing
-    students", "surgical residents") goes with it."""
+    students", "surgical residents") goes with it. Sexes alone are added to a topic that names
+    its group in more than one word and no sex ("what about boys compared with girls?" after "Do
+    preemies end up with a lower IQ as adults?": who they were and when they were tested stay)."""
+    if (names_sex_only(group) and not SEXES & set(_words(core))
+            and len(_groups_named(core) - LIFE_STAGES) > 1):
+        return f"{core} in {group}"
     if old_group and old_group in core:
         return core.replace(old_group, group, 1)
     all_toks = _tokens(core)
@@ -782,13 +787,7 @@ def _switched(previous: Resolution, rest: str, had_opener: bool,
             core, condition = _drop_relative_clause(core)
         # "adults on treatment" after "kids who are infected" (with HIV, the topic's): with HIV
         new_group = _with_what_it_had(new_group, condition)
-        if (names_sex_only(new_group) and not SEXES & set(_words(core))
-                and len(_groups_named(core) - LIFE_STAGES) > 1):
-            # "what about boys compared with girls?" after "Do preemies end up with a lower IQ
-            # as adults?": who they were and when they were tested stay, the sex is added
-            core = f"{core} in {new_group}"
-        else:
-            core = _replace_population(core, new_group, previous.group)
+        core = _replace_population(core, new_group, previous.group)
         rest = (rest[: group[0]] + " " + rest[group[1] :]).strip()
         return core, _unled(rest), new_group, False, "", condition
     if had_opener and (switch := _bare_switch(rest)) is not None:

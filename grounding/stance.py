@@ -269,8 +269,6 @@ _NEGATED_EVALUATION = re.compile(
 )
 _EVALUATION = re.compile(r"\b(?:" + "|".join(_EVALUATIONS) + r")\w*", re.IGNORECASE)
 
-
-
 # a noun names the evaluation as a topic ("attitudes towards patient SAFETY", "SATISFACTION was
 # measured"); an adjective or participle states it ("safe", "satisfied", "successful")
 _EVALUATION_NOUN = re.compile(r"(?:ty|ness|ion|cy|ance|ence|ss)$", re.IGNORECASE)
@@ -914,6 +912,7 @@ def _changed(tokens: Sequence[str]) -> list[tuple[str, str]]:
     return out
 
 
+@lru_cache(maxsize=256)
 def asked_outcome(question: str) -> str:
     """The question's outcome when it is one everyday noun after its relation word, the concept
     the question ends on ("Do healthier lifestyles mean people use less HEALTHCARE?"), else "".
