@@ -241,7 +241,8 @@ def test_a_switch_to_a_sex_asks_about_that_sex_within_the_topics_group() -> None
     # a sex named with more about who is another group; a topic naming a sex switches it
     autism = resolve_conversation([topic, "what about boys with autism?"])[-1]
     assert "preemies" not in words(autism.standalone), autism.standalone
-    women = resolve_conversation(["Does smoking in men lower IQ?", "what about women?"])[-1]
+    women = resolve_conversation(["Does heavy drinking in men lower IQ as adults?",
+                                  "what about women?"])[-1]
     assert "women" in words(women.standalone) and "men" not in words(women.standalone)
 
 
