@@ -40,6 +40,8 @@ from typing import TYPE_CHECKING
 
 from chains.populations import (
     ANIMALS,
+    FEMALE_STATES,
+    FEMALES,
     GENERIC,
     LIFE_STAGES,
     SEXES,
@@ -381,12 +383,22 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     """``core`` with its population words taken out and ``group`` in the place of the first
     (appended as "in <group>" when the topic named no group). A group an earlier switch put in
     (``old_group``) is replaced whole; a lower-case word qualifying a population word ("nursing
-    students", "surgical residents") goes with it. Sexes alone are added to a topic that names
-    its group in more than one word and no sex ("what about boys compared with girls?" after "Do
-    preemies end up with a lower IQ as adults?": who they were and when they were tested stay)."""
-    if (names_sex_only(group) and not SEXES & set(_words(core))
-            and len(_groups_named(core) - LIFE_STAGES) > 1):
-        return f"{core} in {group}"
+    students", "surgical residents") goes with it. A switch naming sexes alone replaces the
+    topic's one sex word ("preterm boys" -> "preterm girls"; a state only women have, "pregnant",
+    goes when the switch names no female), or is added to a topic that names its group in more
+    than one word and no sex ("what about boys compared with girls?" after "Do preemies end up
+    with a lower IQ as adults?": who they were and when they were tested stay)."""
+    if names_sex_only(group):
+        sexes = [t for t in _tokens(core) if t.group().lower() in SEXES]
+        if len({t.group().lower() for t in sexes}) == 1:  # "preterm boys" -> "preterm girls"
+            start = sexes[0].start()
+            state = re.search(r"\b(\w+)\s+$", core[:start])
+            if (state and state.group(1).lower() in FEMALE_STATES
+                    and not FEMALES & {w.lower() for w in _words(group)}):
+                start = state.start()  # "pregnant women" -> "men", not "pregnant men"
+            return core[:start] + group + core[sexes[0].end() :]
+        if not sexes and len(_groups_named(core) - LIFE_STAGES) > 1:
+            return f"{core} in {group}"
     if old_group and old_group in core:
         return core.replace(old_group, group, 1)
     all_toks = _tokens(core)
@@ -416,6 +428,7 @@ def _replace_population(core: str, group: str, old_group: str = "") -> str:
     out = re.sub(r"\b(\w+)'s\b(?=\s*'s)", r"\1", out)
     out = re.sub(r"\s+'s\b", "", out)
     out = re.sub(r"\b(or|and|of|with|in)\s+(?=(?:or|and|of|with|in)\b|[,?.]|$)", "", out)
+    out = re.sub(r"\b(than|as)\s+(?=[,?.]|$)", "", out)  # "common in women than?", "IQ as?"
     return re.sub(r"\s{2,}", " ", out).strip(" ,")
 
 

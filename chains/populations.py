@@ -63,6 +63,7 @@ POPULATION_WORDS: frozenset[str] = frozenset(
 # boys compared with girls?") asks about that sex within a topic that names its group in more
 # than one word ("preemies ... as adults"), unless the topic itself names a sex
 SEXES = frozenset("boy boys girl girls man men woman women male males female females".split())
+FEMALES = frozenset("girl girls woman women female females".split())
 
 
 def names_sex_only(group: str) -> bool:
@@ -72,6 +73,13 @@ def names_sex_only(group: str) -> bool:
     words = [w.lower() for w in re.findall(r"[A-Za-z-]+", group)]
     return (any(w in SEXES for w in words)
             and all(w in SEXES or w in _COMPARING for w in words))
+
+
+# States only women have: a switch to another sex leaves them ("pregnant women" -> "men").
+FEMALE_STATES = frozenset(
+    "pregnant expectant lactating breastfeeding nursing menopausal premenopausal "
+    "perimenopausal postmenopausal".split()
+)
 
 
 _COMPARING = frozenset("compared comparing versus vs than to with between and or the".split())

@@ -3,6 +3,7 @@ switch replaces the topic's group, a bare switch its counterpart, a new topic st
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import pytest
@@ -244,6 +245,31 @@ def test_a_switch_to_a_sex_asks_about_that_sex_within_the_topics_group() -> None
     women = resolve_conversation(["Does heavy drinking in men lower IQ as adults?",
                                   "what about women?"])[-1]
     assert "women" in words(women.standalone) and "men" not in words(women.standalone)
+
+
+def test_a_switch_from_one_sex_to_another_keeps_who_else_they_are() -> None:
+    """Seen in stop 69's walk: "what about girls?" after "Do preterm boys end up with a lower IQ
+    as adults?" was resolved as "girls end up with a lower IQ as?" (the preterm birth and the
+    age at testing gone, a dangling "as"). A switch naming only a sex replaces the topic's one
+    sex word and keeps its other qualifiers; a state only women have does not go over to men; a
+    comparison word left with nothing to compare goes. Mutations caught: the sex-for-sex branch
+    dropped -> "preterm" is lost; the female-state check dropped -> "pregnant men"; the
+    dangling-word cleanup dropped -> "... lower IQ as?"."""
+    girls = resolve_conversation(["Do preterm boys end up with a lower IQ as adults?",
+                                  "what about girls?"])[-1]
+    assert {"preterm", "girls", "iq", "adults"} <= words(girls.standalone), girls.standalone
+    assert "boys" not in words(girls.standalone), girls.standalone
+    term = resolve_conversation(["Do preterm boys end up with a lower IQ as adults?",
+                                 "what about children born at term?"])[-1]
+    assert {"children", "term", "iq"} <= words(term.standalone), term.standalone
+    assert not re.search(r"\b(as|than)\s*\?", term.standalone), term.standalone
+    men = resolve_conversation(["Does folic acid in pregnant women reduce autism?",
+                                "what about men?"])[-1]
+    assert "men" in words(men.standalone), men.standalone
+    assert "pregnant" not in words(men.standalone), men.standalone
+    girls_too = resolve_conversation(["Does folic acid in pregnant women reduce autism?",
+                                      "what about girls?"])[-1]
+    assert "pregnant" in words(girls_too.standalone), girls_too.standalone
 
 
 def test_a_study_referred_to_carries_the_words_of_the_turn_that_found_it() -> None:
