@@ -34,6 +34,7 @@ from pathlib import Path
 from wordfreq import zipf_frequency
 
 from indexing.aliases import name_stems
+from indexing.drug_names import BRAND_MAX_ZIPF, DrugNames, drug_names
 
 log = logging.getLogger(__name__)
 
@@ -110,12 +111,28 @@ class LayTerms:
         name counts only where that thing is the name's own first sense ("secretary" is first a
         person, not a desk), and a class only when it has at most :data:`NARROW_CLASS` kinds
         ("medicine" above "painkiller" is no answer about painkillers)."""
+        return self._names_near(phrase, kinds=True)
+
+    def trade_name(self, word: str) -> bool:
+        """Whether WordNet writes ``word`` as a trade name: a noun of its own, capitalised and
+        not an abbreviation ("Zoloft", "Valium"; not "cortisol", "GABA")."""
+        return any(lemma.lower() == form and lemma[:1].isupper() and not lemma.isupper()
+                   for form in self.base_forms(word) for offset in self.senses[form]
+                   for lemma in self.lemmas.get(offset, ()))
+
+    def narrow_classes(self, phrase: str) -> list[str]:
+        """The names of the narrow classes one step above ``phrase`` (:meth:`relatives` without
+        its kinds): "Zoloft" -> "SSRI", never "amphetamine" -> "meth" (a kind of it)."""
+        return self._names_near(phrase, kinds=False)
+
+    def _names_near(self, phrase: str, kinds: bool) -> list[str]:
         names: dict[str, None] = {}
         for form in self.base_forms(phrase):
             for offset in self.senses[form]:
                 narrow = [c for c in self.classes.get(offset, ())
                           if len(self.kinds.get(c, ())) <= NARROW_CLASS]
-                for near in (*narrow, *self.kinds.get(offset, ())):
+                below = self.kinds.get(offset, ()) if kinds else ()
+                for near in (*narrow, *below):
                     for lemma in self.lemmas.get(near, ()):
                         name = lemma.replace("_", " ").lower()
                         own = self.senses.get(lemma.lower(), ())
@@ -295,3 +312,51 @@ def specific_word(name: str) -> str:
     preterm" and "preterm-born adults" as often as "preterm infants"."""
     words = [w for w in re.split(r"[\s-]+", name) if w]
     return min(words, key=lambda w: zipf_frequency(w, "en")) if words else name
+
+
+def with_drug_classes(query: str, chunks: Callable[[str], int], names: DrugNames | None = None,
+                      terms: LayTerms | None = None) -> str:
+    """``query`` with the narrow class the index uses most added after each trade name
+    (:meth:`LayTerms.trade_name`) the index rarely holds by any of its names ("Zoloft
+    (sertraline)" -> "Zoloft (sertraline; ssri)"): abstracts study a drug's class as often as
+    the drug ("prenatal exposure to selective serotonin reuptake inhibitors"), and neither
+    MiniLM nor BM25 carries a brand or its generic name to it. Only a brand, the user's word:
+    a generic name is the abstracts' own, and WordNet's classes of chemicals are not drug
+    classes ("atropine" -> "toxicant", "GABA" -> "neurotransmitter"). A drug any chunk names
+    is searched as it is: its own papers come first (measured, docs/retrieval_user_words.md
+    "Stop 70")."""
+    table = drug_names() if names is None else names
+    if not table.generic:
+        return query
+    lexicon = lay_terms() if terms is None else terms
+    out: list[str] = []
+    added: set[str] = set()
+    pos = 0
+    lowered = query.lower()
+    for m in _DRUG_WORD.finditer(query):
+        word = m.group().lower()
+        if (zipf_frequency(word, "en") >= BRAND_MAX_ZIPF or not table.generic_of(word)
+                or not lexicon.trade_name(word) or query[: m.start()].count("(")
+                > query[: m.start()].count(")")):
+            continue  # not a brand the user wrote (a generic name in brackets after it)
+        own = [word, *table.generic_of(word)]
+        if any(chunks(n) for n in own):
+            continue  # the index holds the drug by a name of its own
+        classes = [c for n in own for c in lexicon.narrow_classes(n)
+                   if not any(ch.isdigit() for ch in c) and chunks(c) > 0]
+        classes = [c for c in dict.fromkeys(classes) if c not in lowered and c not in added]
+        if not classes:
+            continue
+        added.update(classes)
+        end = m.end()
+        generic = re.match(r"\s*\([^)]*\)", query[end:])  # "Zoloft (sertraline)"
+        if generic:
+            end += generic.end() - 1
+            out.append(query[pos:end] + f"; {max(classes, key=chunks)}")
+        else:
+            out.append(query[pos:end] + f" ({max(classes, key=chunks)})")
+        pos = end
+    return "".join(out) + query[pos:] if out else query
+
+
+_DRUG_WORD = re.compile(r"[A-Za-z][A-Za-z0-9-]*")

@@ -32,8 +32,10 @@ from langchain_core.runnables import RunnableConfig
 from langchain_core.runnables.config import patch_config
 from pydantic import Field, SkipValidation
 
+from indexing.aliases import name_stems
 from indexing.drug_names import with_generic_names, without_unindexed_drugs
 from indexing.embeddings import Embedder
+from indexing.lay_terms import with_drug_classes
 from indexing.stems import stem
 from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
@@ -286,8 +288,19 @@ class HybridRetriever(EnsembleRetriever):
         # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)");
         # a lay word's WordNet names are not searched: measured, they moved MiniLM's query away
         # more often than they found a paper (docs/verdicts.md "Stop 49")
-        own = with_generic_names(self._parse(wording, None)[0]) if wording else None
-        return _Search(query, with_generic_names(query), filters, backend, parts, own)
+        # and, where the index rarely holds the drug by any name, with its narrow class
+        # ("Zoloft (sertraline; SSRI)")
+        corpus = backend.corpus
+
+        def searched(text: str) -> str:
+            named = with_generic_names(text)
+            if corpus is None:
+                return named
+            return with_drug_classes(
+                named, lambda name: corpus.chunks_with_stems(sorted(name_stems(name))))
+
+        own = searched(self._parse(wording, None)[0]) if wording else None
+        return _Search(query, searched(query), filters, backend, parts, own)
 
     def _finish(self, search: _Search, lists: list[list[Document]], k: int | None) -> Retrieval:
         """The searched lists fused (or BM25's alone, with the lexical refusal), each result

@@ -6,6 +6,7 @@ names, and only names the index uses."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,6 +23,7 @@ from indexing.lay_terms import (
     lay_terms,
     read_lay_terms,
     specific_word,
+    with_drug_classes,
 )
 from tests.test_grounding_unit import HashEncoder
 from tests.test_judgement_unit import Vocabulary
@@ -312,3 +314,42 @@ def test_an_abstract_on_the_drug_class_addresses_a_question_on_its_brand() -> No
         pool = SourcePool.build(question, [source], HashEncoder())
         coverage = check_coverage(concepts, pool, HashEncoder())
         assert (coverage.addressing == [1]) is addressed, (question, coverage.per_source)
+
+
+def test_a_brand_the_index_never_names_is_searched_with_its_class(terms: LayTerms) -> None:
+    """Seen in stop 69's walk: "Does taking Zoloft while pregnant hurt the baby's brain
+    development?" found none of the index's three studies of prenatal SSRI exposure (it names no
+    sertraline; neither MiniLM nor BM25 carries "Zoloft" to "SSRI"). A trade name the index holds
+    by none of its names is searched with the narrow class the index uses most. Mutations caught:
+    the trade-name check dropped -> "cortisol" (no brand) is searched as a "corticosteroid"; the
+    held-by-name check dropped -> "Zoloft" gets its class although the index names sertraline;
+    the written-once check dropped -> "ssri" twice for "Zoloft or Paxil"."""
+    counts = _counts({"ssri": 16, "benzodiazepine": 21})
+    zoloft = "Does taking Zoloft (sertraline) while pregnant hurt the baby's brain?"
+    assert with_drug_classes(zoloft, counts, terms=terms) == (
+        "Does taking Zoloft (sertraline; ssri) while pregnant hurt the baby's brain?")
+    assert with_drug_classes("Does Valium dull memory?", counts, terms=terms) == (
+        "Does Valium (benzodiazepine) dull memory?")
+    both = with_drug_classes("Zoloft (sertraline) or Paxil (paroxetine) in pregnancy", counts,
+                             terms=terms)
+    assert both.count("ssri") == 1, both
+    # a synonym that is no trade name ("cortisol" for hydrocortisone) is the abstracts' word
+    steroid = _counts({"corticosteroid": 34})
+    assert with_drug_classes("Does cortisol dull memory?", steroid, terms=terms) == (
+        "Does cortisol dull memory?")
+    held = _counts({"ssri": 16, "sertraline": 3})
+    assert with_drug_classes(zoloft, held, terms=terms) == zoloft
+
+
+def test_the_search_for_a_brand_names_its_class_and_finds_the_study_of_it(
+        small_retriever: Any) -> None:
+    """The real search on the real small index (real WordNet, drug lexicon, BM25 and MiniLM): a
+    question on Valium, which no abstract there names by its name or diazepam, is searched with
+    "benzodiazepine", and the study of sedation in intensive care (most commonly
+    benzodiazepines) is among the first three. Mutation caught: ``_plan`` not adding the class
+    -> "benzodiazepine" is not searched."""
+    question = "Do sick kids given Valium in the ICU do worse on memory tests later?"
+    searched = small_retriever._plan(question, None).searched
+    assert "Valium (diazepam; benzodiazepine)" in searched, searched
+    top = [d.metadata["pmid"] for d in small_retriever.retrieve(question, k=10).documents]
+    assert "24366510" in list(dict.fromkeys(top))[:3], top
