@@ -89,6 +89,11 @@ COMMANDS: dict[str, tuple[str, str | dict[str, tuple[str, str]]]] = {
                 "them",
                 "eval.autolabel",
             ),
+            "brands": (
+                "questions naming a brand, drawn from the titles that name its drug class "
+                "(score them with eval retrieval)",
+                "eval.brand_questions",
+            ),
         },
     ),
     "bench": (

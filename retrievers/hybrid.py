@@ -194,6 +194,7 @@ class HybridRetriever(EnsembleRetriever):
     weak_weights: list[float] | None = None  # retrieval.weights_when_bm25_weak (fusion_weights)
     weak_ramp: float = 0.0  # retrieval.bm25_weak_ramp (fusion_weights)
     prefer_design: float = 0.0  # retrieval.prefer_design (retrievers.fusion.prefer_designs)
+    brand_classes: bool = True  # retrieval.brand_classes (indexing.lay_terms.with_drug_classes)
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, cfg: Config) -> HybridRetriever:
@@ -217,6 +218,7 @@ class HybridRetriever(EnsembleRetriever):
             ),
             prefer_design=r.prefer_design,
             weak_ramp=r.bm25_weak_ramp,
+            brand_classes=r.brand_classes,
         )
 
     # -- the two halves, typed -------------------------------------------------------------------
@@ -294,7 +296,7 @@ class HybridRetriever(EnsembleRetriever):
 
         def searched(text: str) -> str:
             named = with_generic_names(text)
-            if corpus is None:
+            if corpus is None or not self.brand_classes:
                 return named
             return with_drug_classes(
                 named, lambda name: corpus.chunks_with_stems(sorted(name_stems(name))))

@@ -207,6 +207,10 @@ class RetrievalConfig(_Section):
     prefer_design: float = Field(
         0.0, ge=0, description="boost stronger study designs in the fused ranking; 0 = off"
     )
+    brand_classes: bool = Field(
+        True, description="search a trade name the index holds by no name of its own with its "
+        "drug class (WordNet: 'Zoloft' -> SSRI)"
+    )
     bm25: BM25Config = Field(default_factory=BM25Config)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
 

@@ -353,3 +353,25 @@ def test_the_search_for_a_brand_names_its_class_and_finds_the_study_of_it(
     assert "Valium (diazepam; benzodiazepine)" in searched, searched
     top = [d.metadata["pmid"] for d in small_retriever.retrieve(question, k=10).documents]
     assert "24366510" in list(dict.fromkeys(top))[:3], top
+
+
+def test_the_brand_question_set_asks_a_class_title_with_a_brand(terms: LayTerms) -> None:
+    """``eval brands`` (docs/measurements-retrieval.md "Brand names and drug classes"): a title
+    naming a narrow drug class becomes a terse question naming a trade name of a drug of it,
+    with the article as its gold; a class named by an everyday word is left out. Mutations
+    caught: the everyday-word check dropped -> "speed" (amphetamines) turns a title on
+    processing speed into a brand question; the first name matched not ending the title's
+    search -> two items for one article; only the first mention replaced -> "SSRIs" left in the
+    question."""
+    from eval.brand_questions import brand_items, class_brands
+    from indexing.drug_names import drug_names
+
+    brands = class_brands(terms, drug_names())
+    assert brands["SSRI"] in {"Prozac", "Zoloft", "Paxil"}, brands.get("SSRI")
+    assert "speed" not in brands
+    items = list(brand_items([("1", "Prenatal SSRI exposure and SSRIs in childhood IQ"),
+                              ("2", "Processing speed in autistic adults"),
+                              ("3", "SSRI and benzodiazepine use in pregnancy")], brands))
+    assert [i["gold_pmids"] for i in items] == [["1"], ["3"]], items
+    assert items[0]["question"].startswith(f"Does {brands['SSRI']} affect "), items
+    assert "SSRI" not in items[0]["question"], items
