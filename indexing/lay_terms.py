@@ -323,8 +323,8 @@ def with_drug_classes(query: str, chunks: Callable[[str], int], names: DrugNames
     MiniLM nor BM25 carries a brand or its generic name to it. Only a brand, the user's word:
     a generic name is the abstracts' own, and WordNet's classes of chemicals are not drug
     classes ("atropine" -> "toxicant", "GABA" -> "neurotransmitter"). A drug any chunk names
-    is searched as it is: its own papers come first (measured, docs/retrieval_user_words.md
-    "Stop 70")."""
+    is searched as it is: its own papers come first (measured, docs/measurements-retrieval.md
+    "Brand names and drug classes")."""
     table = drug_names() if names is None else names
     if not table.generic:
         return query
