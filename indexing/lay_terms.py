@@ -317,7 +317,7 @@ def specific_word(name: str) -> str:
 def with_drug_classes(query: str, chunks: Callable[[str], int], names: DrugNames | None = None,
                       terms: LayTerms | None = None) -> str:
     """``query`` with the narrow class the index uses most added after each trade name
-    (:meth:`LayTerms.trade_name`) the index rarely holds by any of its names ("Zoloft
+    (:meth:`LayTerms.trade_name`) the index holds by none of its names ("Zoloft
     (sertraline)" -> "Zoloft (sertraline; ssri)"): abstracts study a drug's class as often as
     the drug ("prenatal exposure to selective serotonin reuptake inhibitors"), and neither
     MiniLM nor BM25 carries a brand or its generic name to it. Only a brand, the user's word:

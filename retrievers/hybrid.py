@@ -290,7 +290,7 @@ class HybridRetriever(EnsembleRetriever):
         # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)");
         # a lay word's WordNet names are not searched: measured, they moved MiniLM's query away
         # more often than they found a paper (docs/verdicts.md "Stop 49")
-        # and, where the index rarely holds the drug by any name, with its narrow class
+        # and, where the index holds the drug by none of its names, with its narrow class
         # ("Zoloft (sertraline; SSRI)")
         corpus = backend.corpus
 
