@@ -35,7 +35,7 @@ from pydantic import Field, SkipValidation
 from indexing.aliases import name_stems
 from indexing.drug_names import with_generic_names, without_unindexed_drugs
 from indexing.embeddings import Embedder
-from indexing.lay_terms import with_drug_classes
+from indexing.lay_terms import with_drug_classes, with_index_names
 from indexing.stems import stem
 from ingest.metadata import ChunkMeta
 from retrievers.articles import with_article_texts
@@ -195,6 +195,7 @@ class HybridRetriever(EnsembleRetriever):
     weak_ramp: float = 0.0  # retrieval.bm25_weak_ramp (fusion_weights)
     prefer_design: float = 0.0  # retrieval.prefer_design (retrievers.fusion.prefer_designs)
     brand_classes: bool = True  # retrieval.brand_classes (indexing.lay_terms.with_drug_classes)
+    lay_names: bool = True  # retrieval.lay_names (indexing.lay_terms.with_index_names)
 
     @classmethod
     def from_backend(cls, backend: SearchBackend, cfg: Config) -> HybridRetriever:
@@ -219,6 +220,7 @@ class HybridRetriever(EnsembleRetriever):
             prefer_design=r.prefer_design,
             weak_ramp=r.bm25_weak_ramp,
             brand_classes=r.brand_classes,
+            lay_names=r.lay_names,
         )
 
     # -- the two halves, typed -------------------------------------------------------------------
@@ -288,18 +290,26 @@ class HybridRetriever(EnsembleRetriever):
             halves = halves[:1]
         parts = [(name, r.bound(filters, backend)) for name, r in zip(NAMES, halves, strict=False)]
         # a brand name searched with its generic name, the abstracts' word ("Zoloft (sertraline)");
-        # a lay word's WordNet names are not searched: measured, they moved MiniLM's query away
-        # more often than they found a paper (docs/verdicts.md "Stop 49")
+        # a lay word's WordNet names only where no chunk holds the word: added to words the index
+        # uses, they moved MiniLM's query away more often than they found a paper (docs/verdicts.md
+        # "Stop 49")
         # and, where the index holds the drug by none of its names, with its narrow class
         # ("Zoloft (sertraline; SSRI)")
         corpus = backend.corpus
 
         def searched(text: str) -> str:
             named = with_generic_names(text)
-            if corpus is None or not self.brand_classes:
+            if corpus is None:
                 return named
-            return with_drug_classes(
-                named, lambda name: corpus.chunks_with_stems(sorted(name_stems(name))))
+
+            def chunks(name: str) -> int:
+                return corpus.chunks_with_stems(sorted(name_stems(name)))
+
+            if self.brand_classes:
+                named = with_drug_classes(named, chunks)
+            # a lay word the index never uses, with the name of it the index uses most
+            # ("preemies (preterm infant)"; docs/verdicts.md "Stop 72")
+            return with_index_names(named, chunks) if self.lay_names else named
 
         own = searched(self._parse(wording, None)[0]) if wording else None
         return _Search(query, searched(query), filters, backend, parts, own)

@@ -211,6 +211,10 @@ class RetrievalConfig(_Section):
         True, description="search a trade name the index holds by no name of its own with its "
         "drug class (WordNet: 'Zoloft' -> SSRI)"
     )
+    lay_names: bool = Field(
+        True, description="search a lay word no indexed chunk holds with the WordNet name of it "
+        "the index uses most ('preemies' -> preterm infant)"
+    )
     bm25: BM25Config = Field(default_factory=BM25Config)
     milvus: MilvusConfig = Field(default_factory=MilvusConfig)
 
