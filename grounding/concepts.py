@@ -341,7 +341,62 @@ def _runs(question: str) -> list[_Run]:
             runs[-1].words.append((surface, "-".join(parts)))
         else:
             runs.append(_Run(after_or=parts == ["or"] and bool(runs[-1].words), example=example))
-    return runs
+    return _split_at_main_verb(question, runs)
+
+
+# The auxiliaries that open a question whose main verb is bare ("DOES being bilingual delay
+# dementia?", "CAN bedside assessment exclude aspiration?"), and the verb forms that are no main
+# verb of such a question ("does BEING bilingual ...")
+_BARE_VERB_AUXILIARIES = frozenset("do does did can could will would may might should must".split())
+_NO_MAIN_VERB = frozenset("being been is are was were has had having do does did".split())
+_SUBJECT_PRONOUNS = frozenset("i we you he she it they".split())
+
+
+def _split_at_main_verb(question: str, runs: list[_Run]) -> list[_Run]:
+    """``runs`` with the first one split at the question's main verb when no word of the
+    question is a verb the rules know (a frame word, "be", "have" or :data:`RUN_BREAKERS`).
+
+    A question opened by "does", "can", ... has a bare main verb between its subject and its
+    object; when the rules know none, it is a base form of an English verb (WordNet) inside the
+    first run, after its first word, with the object after it in the run or in the next one
+    ("bilingual | DELAY | dementia", "convolutional neural network | IDENTIFY | the stromal
+    ones"). A word English uses only as a verb is taken ("stress echocardiography INDUCE
+    troponin elevation"); a word that is a noun too only when it is the run's one such word and
+    does not end a compound with the word before it ("gastric bypass", "primary care"): "Chile's
+    traffic law reform push police enforcement" is left whole. The subject is what is studied,
+    the object what it changes: two concepts, not one run of words."""
+    words = words_of(question)
+    if not words or words[0] not in _BARE_VERB_AUXILIARIES:
+        return runs
+    classes = word_classes()
+    if any(w in RUN_BREAKERS or (w in QUESTION_FRAME and w not in _NO_MAIN_VERB
+                                 and classes.verb_bases(w))
+           for w in words[1:]):
+        return runs
+    at = next((i for i, run in enumerate(runs) if run.words), None)
+    if at is None or runs[at].harms is not None or runs[at].example:
+        return runs
+    run = runs[at].words
+    object_follows = any(r.words for r in runs[at + 1 :])
+    # "Can WE measure ...", "Do older patients RECEIVE ...": the subject is no concept, and the
+    # run opens on the verb
+    if (run[0][1] in classes.verbs and (words[1] in _SUBJECT_PRONOUNS
+                                         or classes.verb_only(run[0][1]))):
+        rest = _Run(run[1:])
+        return [*runs[:at], *([rest] if rest.words else []), *runs[at + 1 :]]
+    candidates = [k for k in range(1, len(run))
+                  if "-" not in run[k][1] and run[k][1] in classes.verbs
+                  and not lay_terms().compound(f"{run[k - 1][1]} {run[k][1]}")]  # fmt: skip
+    only_verbs = [k for k in candidates
+                  if classes.verb_only(run[k][1]) and (k < len(run) - 1 or object_follows)]
+    # a word that is a noun too ends no run as its verb ("self-inflating BAG and ...")
+    either = [k for k in candidates if k < len(run) - 1]
+    verb = (only_verbs[-1] if only_verbs
+            else either[0] if len(candidates) == 1 == len(either) else None)
+    if verb is None:
+        return runs
+    parts = [_Run(run[:verb], runs[at].after_or), _Run(run[verb + 1 :])]
+    return [*runs[:at], *(p for p in parts if p.words), *runs[at + 1 :]]
 
 
 def question_concepts(question: str, corpus: CorpusTerms | None = None) -> list[Concept]:

@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import pytest
 
-from grounding.concepts import check_coverage, question_concepts, without_frame_edges
+from grounding.concepts import (
+    check_coverage,
+    question_concepts,
+    question_stems,
+    without_frame_edges,
+)
 from grounding.consensus import judge
 from grounding.sources import SourcePool
+from grounding.stance import question_relation, relation_stance
 from indexing.word_classes import DATA_SHA256, read_word_classes, word_classes
 from tests.test_grounding_unit import HashEncoder
 from tests.test_judgement_unit import Vocabulary
@@ -55,6 +61,50 @@ def test_the_abstention_names_the_drug_not_the_verb_after_it() -> None:
     coverage = check_coverage(question_concepts(question, corpus), pool)
     assert [(g.name, g.absent_from_index) for g in coverage.gaps] == [("ozanimod", True)]
     assert judge(coverage, [], yes_no=True).lead == "No indexed abstract mentions ozanimod."
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    # no verb the rules know: the question's own verb parts its subject from its object
+    ("Does being bilingual delay dementia?", ["bilingual", "dementia"]),
+    ("Can dobutamine stress echocardiography induce cardiac troponin elevation?",
+     ["dobutamine stress echocardiography", "cardiac troponin elevation"]),
+    ("Can a convolutional neural network identify the stromal ones?",
+     ["convolutional neural network", "stromal ones"]),
+    ("Can we measure mesopic pupil size with the slit-lamp method?",
+     ["mesopic pupil size", "slit-lamp method"]),
+    # a known verb frames the question, and a noun that is a verb too is left in its name
+    ("Is delay discounting related to IQ?", ["delay discounting", "IQ"]),
+    ("Does language delay predict dyslexia?", ["language delay", "dyslexia"]),
+    ("Can Roux-en-Y gastric bypass provide a lifelong solution for diabetes?",
+     ["gastric bypass", "lifelong solution", "diabetes"]),
+    ("Did Chile's traffic law reform push police enforcement?",
+     ["Chile's traffic law reform push police enforcement"]),
+    ("Do primary care physicians underprescribe antibiotics for peptic ulcer disease?",
+     ["primary care physicians underprescribe antibiotics", "peptic ulcer disease"]),
+])
+def test_a_question_without_a_known_verb_is_parted_at_its_own(
+    question: str, expected: list[str]
+) -> None:
+    # mutations caught: _split_at_main_verb returning the runs as they are -> "bilingual delay
+    # dementia" one concept; without the compound check -> "primary" | "physicians ..."; taking
+    # a word that is a noun too when the run has several -> "Chile's traffic" | ...
+    _wordnet()
+    assert [c.text for c in question_concepts(question)] == expected
+
+
+def test_a_sentence_naming_one_side_of_an_unknown_verb_takes_no_stance() -> None:
+    # mutation caught: _split_at_main_verb returning the runs as they are -> "yes" (the one run
+    # "bilingual delay dementia" is stated by any sentence naming dementia), as the chat said
+    # "Yes (2 of 2 studies)" to this question from a study of tests for dementia
+    _wordnet()
+    question = "Does being bilingual delay dementia?"
+    relation = question_relation(question)
+    tests = ("Psychometric data were reported for neuropsychological instruments, which may be "
+             "administered to Hispanic older adults presenting for evaluation related to "
+             "dementia-spectrum disorders.")
+    assert relation_stance(tests, relation, question_stems(question)).stance is None
+    stated = "Being bilingual was associated with a later onset of dementia."
+    assert relation_stance(stated, relation, question_stems(question)).stance == "yes"
 
 
 def test_a_changed_wordnet_file_is_refused(tmp_path) -> None:  # noqa: ANN001
