@@ -232,7 +232,7 @@ NULL_FINDING = _rx(
 NOT_ENOUGH = _rx(r"(?:insufficient|inadequate) (?:for|to)")
 POOR_MEASURE = re.compile(
     r"\b(?:poor|low|limited) (?:diagnostic )?(?P<measure>sensitivity|specificity|accuracy|"
-    r"reliability|validity|predictive (?:value|power|ability))\b",
+    r"reliability|validity|(?:positive |negative )?predictive (?:value|power|ability))\b",
     re.IGNORECASE,
 )
 # A relation denied in words the classifier was not fitted on either: what "is an unlikely
@@ -413,6 +413,20 @@ RECOMMENDATION = _rx(
     # system"), not a finding; a change of state ("patients may become dependent") still is one
     r"(?:could|may|might|will|would|can) (?:\w+ )?become (?:a|an|the|that|one)\b",
 )  # fmt: skip
+# What a study did, not what it found: an analysis or instrument "was used to" do something
+# ("Multiple logistic regression was used to identify the elements ... for predicting
+# aspiration"). Never decides a stance (:meth:`Relation.no_finding`).
+METHOD_STATEMENT = _rx(
+    r"(?:was|were) (?:then |also |further |subsequently )?used to (?:identify|assess|determine|"
+    r"examine|evaluate|compare|estimate|analy[sz]e|test|model|investigate|explore|calculate|"
+    r"measure|predict|adjust|control|quantify|characteri[sz]e|classify|select|detect)",
+)  # fmt: skip
+# The names of a diagnostic test's accuracy measures: "positive predictive value" reports how
+# often a positive result is right, not that anything predicts the outcome. A sentence giving
+# such figures ("a sensitivity of 47%, ... positive predictive value (PPV) of 50%") says how
+# well the test does, and only an evaluation of the figures (NULL_FINDING's "lacks the
+# necessary sensitivity", POOR_MEASURE's "poor specificity") takes a side.
+ACCURACY_MEASURE = _rx(r"(?:positive|negative) predictive values?")
 # Where a sentence's clauses part: each clause may state a different relation ("X was not
 # related to Y, but Z predicted W"); only a clause stating the question's relation decides.
 CLAUSE_BREAK = re.compile(
@@ -569,7 +583,8 @@ def sentence_stance(
     body = NON_FINDING_NEGATIONS.sub(" ", AFFIRMING_NEGATIONS.sub(" ", body))
     doubt = DOUBT.search(body)
     null = NULL_FINDING.search(body)
-    yes = AFFIRMATIVE.search(body) or FOUND_RELATION.search(body)
+    measured = ACCURACY_MEASURE.sub(" ", body)  # a measure's name is no finding
+    yes = AFFIRMATIVE.search(measured) or FOUND_RELATION.search(measured)
     yes_cue = yes.group(0) if yes is not None else _stated_evaluation(body, question_stems)
     hedged = HEDGE.search(body) is not None
     denied = (null.group(0) if null is not None else
@@ -700,11 +715,12 @@ class Relation:
 
     def no_finding(self, text: str) -> bool:
         """Whether ``text`` states no finding about this relation: a recommendation, aim or
-        future work (:data:`RECOMMENDATION`), what predicts the response to a treatment
+        future work (:data:`RECOMMENDATION`), a method (:data:`METHOD_STATEMENT`), what predicts the response to a treatment
         (:data:`PREDICTS_RESPONSE`) when the question does not ask that, or a finding about the
         opposite level of the exposure (:meth:`other_level`)."""
         return (
             bool(RECOMMENDATION.search(text))
+            or bool(METHOD_STATEMENT.search(text))
             or (not self.asks_prediction and bool(PREDICTS_RESPONSE.search(text)))
             or self.other_level(text)
         )

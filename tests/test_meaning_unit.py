@@ -902,6 +902,33 @@ def test_not_good_enough_says_no_and_what_is_left_to_study_decides_nothing() -> 
     assert not question_relation(q).no_finding("Bedside assessment predicted aspiration.")
 
 
+def test_a_test_accuracy_figure_and_a_method_decide_nothing() -> None:
+    """Stop 72: once "Can bedside assessment reliably exclude aspiration following acute
+    stroke?" (gold no) is parted at its verb, two sentences naming both sides read "yes": one
+    reporting the test's figures ("a sensitivity of 47%, ... positive predictive value (PPV) of
+    50%": "predictive" was taken for a finding) and a method ("Multiple logistic regression was
+    used to identify ... for predicting the presence of aspiration"). A measure's name is no
+    finding; what a study did is not what it found; an evaluation of the figures still decides.
+    Mutations caught: ``ACCURACY_MEASURE`` not removed before the yes cues -> "yes";
+    ``METHOD_STATEMENT`` out of ``no_finding`` -> the method states a finding; "positive" not
+    allowed in ``POOR_MEASURE`` -> "a poor positive predictive value" takes no side."""
+    figures = ("Bedside assessment by a speech and language therapist gave a sensitivity of 47%, "
+               "a specificity of 86%, positive predictive value (PPV) of 50% and a negative "
+               "predictive value (NPV) of 85% for the presence of aspiration.")
+    assert sentence_stance(figures, set()).stance is None
+    # the figures evaluated still take a side, and a prediction found is still a finding
+    assert sentence_stance("The score had a poor positive predictive value for delirium.",
+                           set()).stance == "no"
+    assert sentence_stance("The score predicted delirium with a positive predictive value of "
+                           "90%.", set()).stance == "yes"
+    q = "Can bedside assessment reliably exclude aspiration following acute stroke?"
+    method = ("Multiple logistic regression was used to identify the optimum elements of the "
+              "bedside assessments for predicting the presence of aspiration.")
+    assert question_relation(q).no_finding(method)
+    assert not question_relation(q).no_finding(
+        "Bedside assessment was used more often in older patients.")
+
+
 def test_the_study_title_names_the_outcome_the_conclusion_changes() -> None:
     """"Do healthier lifestyles mean people use less healthcare?" got "Yes (3 of 3 studies)"
     from a study titled "Do healthier lifestyles lead to less utilization of healthcare
