@@ -715,9 +715,10 @@ class Relation:
 
     def no_finding(self, text: str) -> bool:
         """Whether ``text`` states no finding about this relation: a recommendation, aim or
-        future work (:data:`RECOMMENDATION`), a method (:data:`METHOD_STATEMENT`), what predicts the response to a treatment
-        (:data:`PREDICTS_RESPONSE`) when the question does not ask that, or a finding about the
-        opposite level of the exposure (:meth:`other_level`)."""
+        future work (:data:`RECOMMENDATION`), a method (:data:`METHOD_STATEMENT`), what
+        predicts the response to a treatment (:data:`PREDICTS_RESPONSE`) when the question does
+        not ask that, or a finding about the opposite level of the exposure
+        (:meth:`other_level`)."""
         return (
             bool(RECOMMENDATION.search(text))
             or bool(METHOD_STATEMENT.search(text))
