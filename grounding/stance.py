@@ -427,6 +427,38 @@ METHOD_STATEMENT = _rx(
 # well the test does, and only an evaluation of the figures (NULL_FINDING's "lacks the
 # necessary sensitivity", POOR_MEASURE's "poor specificity") takes a side.
 ACCURACY_MEASURE = _rx(r"(?:positive|negative) predictive values?")
+# ... but the figures themselves answer whether the test can do it: a test that misses or
+# mislabels 40% or more of what it is for (a reported figure below LOW_ACCURACY) cannot be said
+# to detect, predict or exclude it; one whose every reported figure is HIGH_ACCURACY or more
+# can; between the two, the figures alone take no side. A figure is the percentage (or the
+# area under the curve, as a fraction) written right after a measure's name, never a
+# confidence interval's "95%".
+_MEASURE_NAME = (r"(?:sensitivit(?:y|ies)|specificit(?:y|ies)|(?:positive|negative) predictive "
+                 r"values?|PPVs?|NPVs?|(?:diagnostic |overall |predictive )?accuracy)")
+ACCURACY_FIGURE = re.compile(
+    r"\b" + _MEASURE_NAME + r"\b[^.;%,]{0,150}?(?<![\d.])(\d{1,3}(?:\.\d+)?)\s?%"
+    r"(?!\s*(?:CI|confidence))"
+    r"|\b(?:AUCs?|AUROCs?|area under the (?:[\w-]+ ){0,4}curves?)\b[^;%]{0,30}?"
+    r"(?<![\d.])(0?\.\d+|1\.0+)\b",
+    re.IGNORECASE,
+)
+LOW_ACCURACY = 60.0
+HIGH_ACCURACY = 80.0
+
+
+def accuracy_stance(body: str) -> SentenceStance | None:
+    """What a test's reported accuracy figures in ``body`` say of whether it can do what it is
+    for (:data:`ACCURACY_FIGURE`); None when the sentence reports none."""
+    figures = [float(pct) if pct else 100 * float(auc)
+               for pct, auc in ACCURACY_FIGURE.findall(body)]  # fmt: skip
+    figures = [f for f in figures if 0 < f <= 100]
+    if not figures:
+        return None
+    if min(figures) < LOW_ACCURACY:
+        return SentenceStance("no", PLAIN, f"an accuracy of {min(figures):g}%")
+    if min(figures) >= HIGH_ACCURACY:
+        return SentenceStance("yes", PLAIN, f"an accuracy of {min(figures):g}% or more")
+    return SentenceStance(None, 0.0, "")
 # Where a sentence's clauses part: each clause may state a different relation ("X was not
 # related to Y, but Z predicted W"); only a clause stating the question's relation decides.
 CLAUSE_BREAK = re.compile(
@@ -597,7 +629,7 @@ def sentence_stance(
     if yes_cue:
         strength = 0.5 if hedged else 0.8
         return SentenceStance("yes", strength, yes_cue)
-    return SentenceStance(None, 0.0, "")
+    return accuracy_stance(body) or SentenceStance(None, 0.0, "")
 
 
 def _sameness_stance(text: str) -> SentenceStance:

@@ -902,25 +902,39 @@ def test_not_good_enough_says_no_and_what_is_left_to_study_decides_nothing() -> 
     assert not question_relation(q).no_finding("Bedside assessment predicted aspiration.")
 
 
-def test_a_test_accuracy_figure_and_a_method_decide_nothing() -> None:
+def test_a_test_is_judged_by_its_figures_and_a_method_decides_nothing() -> None:
     """Stop 72: once "Can bedside assessment reliably exclude aspiration following acute
     stroke?" (gold no) is parted at its verb, two sentences naming both sides read "yes": one
     reporting the test's figures ("a sensitivity of 47%, ... positive predictive value (PPV) of
     50%": "predictive" was taken for a finding) and a method ("Multiple logistic regression was
     used to identify ... for predicting the presence of aspiration"). A measure's name is no
-    finding; what a study did is not what it found; an evaluation of the figures still decides.
-    Mutations caught: ``ACCURACY_MEASURE`` not removed before the yes cues -> "yes";
-    ``METHOD_STATEMENT`` out of ``no_finding`` -> the method states a finding; "positive" not
-    allowed in ``POOR_MEASURE`` -> "a poor positive predictive value" takes no side."""
+    finding; the figures answer by their size (one below 60%: no; all 80% or more: yes; a
+    confidence interval's "95%" is no figure); what a study did is not what it found.
+    Mutations caught: ``ACCURACY_MEASURE`` not removed before the yes cues -> the 47% sentence
+    "yes"; ``accuracy_stance`` not consulted -> no stance from the figures; the CI guard
+    dropped -> a confidence interval's "95%" read as the sensitivity; ``METHOD_STATEMENT`` out
+    of ``no_finding`` -> the method states a finding; "positive" not allowed in
+    ``POOR_MEASURE`` -> "a poor positive predictive value" takes no side."""
     figures = ("Bedside assessment by a speech and language therapist gave a sensitivity of 47%, "
                "a specificity of 86%, positive predictive value (PPV) of 50% and a negative "
                "predictive value (NPV) of 85% for the presence of aspiration.")
-    assert sentence_stance(figures, set()).stance is None
-    # the figures evaluated still take a side, and a prediction found is still a finding
+    assert sentence_stance(figures, set()).stance == "no"
+    twin = ("The positive predictive value of cephalic presentation of twin A as determined by "
+            "ultrasound for the persistence of cephalic presentation at delivery was 95%.")
+    assert sentence_stance(twin, set()).stance == "yes"
+    assert sentence_stance("The sensitivity was 92% (95% CI 80-97%) and the specificity 88%.",
+                           set()).stance == "yes"
+    assert sentence_stance("The area under the curve was 0.71 and the specificity 85%.",
+                           set()).stance is None  # between the bars
+    assert sentence_stance("Sensitivity was assessed in all patients, and 45% had the disease.",
+                           set()).stance is None  # a share of patients, not the test's figure
+    assert sentence_stance("Sensitivity (95% confidence interval) was estimated per reader.",
+                           set()).stance is None
+    # the figures evaluated take a side, and a prediction found is still a finding
     assert sentence_stance("The score had a poor positive predictive value for delirium.",
                            set()).stance == "no"
     assert sentence_stance("The score predicted delirium with a positive predictive value of "
-                           "90%.", set()).stance == "yes"
+                           "40%.", set()).stance == "yes"
     q = "Can bedside assessment reliably exclude aspiration following acute stroke?"
     method = ("Multiple logistic regression was used to identify the optimum elements of the "
               "bedside assessments for predicting the presence of aspiration.")
