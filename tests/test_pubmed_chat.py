@@ -15,6 +15,7 @@ import pytest
 
 from app import pubmed_chat, ui
 from app.relay import Backend
+from grounding.concepts import search_term
 from indexing.build import read_article_hashes
 from indexing.incremental import sync_library
 from indexing.store import location, open_current
@@ -48,10 +49,12 @@ def test_a_question_becomes_a_query_of_its_concepts():
     assert pubmed_chat.pubmed_query("If I stay on Zoloft or Prozac while expecting, will my kid "
                                     "end up with a lower IQ?") == "(Zoloft OR Prozac) AND IQ"
     assert pubmed_chat.pubmed_text("/pubmed  dapagliflozin ") == "dapagliflozin"
-    # a verb is no search term (mutation caught: search_term returning the concept as asked ->
+    # a verb is no search term: the question is parted at it (stop 72), and a concept that
+    # still holds one drops it (mutation caught: search_term returning the concept as asked ->
     # PubMed requires "induce" in every abstract it finds)
     assert pubmed_chat.pubmed_query("Does ozanimod induce remission in ulcerative colitis?") == (
-        "ozanimod remission AND ulcerative colitis")
+        "ozanimod AND remission AND ulcerative colitis")
+    assert search_term("ozanimod induce remission") == "ozanimod remission"
 
 
 def test_the_query_holds_the_concept_the_answer_said_is_missing():
