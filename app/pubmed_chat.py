@@ -171,9 +171,13 @@ def not_found(missing: list[str], absent: list[str]) -> str:
     return f"Not in the closest abstracts: {', '.join(missing)}."
 
 
-def offer_actions(question: str, lacking: str,
-                  missing: Sequence[str] = ()) -> tuple[str, list[cl.Action]]:
-    query = pubmed_query(question, missing)
+def offer_actions(question: str, lacking: str, missing: Sequence[str] = (),
+                  searched: str = "") -> tuple[str, list[cl.Action]]:
+    """The offer and its button. The query is made from ``searched`` (the text the answer
+    searched and judged) when given: a follow-up ("and does breastfeeding help them catch
+    up?") is about its conversation's topic, and its missing concepts were found in that
+    text, not in the follow-up's own words."""
+    query = pubmed_query(searched or question, missing)
     text = (f"{lacking} Search PubMed for `{query}` and add "
             "what it finds? (Or send `/pubmed` with your own query.)")
     action = cl.Action(name=ACTION, label="Search PubMed", icon="search",
@@ -184,7 +188,8 @@ def offer_actions(question: str, lacking: str,
 async def offer_after(question: str, result: Any, cfg: Config | None = None,
                       user: str = "local") -> None:
     """After an answer that abstained for a missing concept: the offer, with its query (to a
-    user who may add to the library; others read that they may not)."""
+    user who may add to the library; others read that they may not). A follow-up's query is
+    its searched question's, the topic of the conversation included."""
     missing = list(getattr(result, "missing_concepts", None) or [])
     if not missing:
         return
@@ -192,7 +197,8 @@ async def offer_after(question: str, result: Any, cfg: Config | None = None,
     if cfg is not None and not may_add(cfg, user):
         await cl.Message(content=f"{lacking} " + NOT_ALLOWED.format(user=user)).send()
         return
-    text, actions = offer_actions(question, lacking, missing)
+    searched = str(getattr(result, "searched_question", "") or "")
+    text, actions = offer_actions(question, lacking, missing, searched)
     await cl.Message(content=text, actions=actions).send()
 
 

@@ -63,13 +63,16 @@ AFFIRMING_NEGATIONS = _rx(
 )  # fmt: skip
 
 # A negation that only defines who was studied ("than those WHO HAD NOT RECEIVED radiotherapy",
-# "women who did not exercise") or a condition ("IF a graft CANNOT BE found in time") states no
-# finding: removed before cues are read.
+# "women who did not exercise"), a condition ("IF a graft CANNOT BE found in time") or what else
+# was not found ("NO OTHER differential improvements were observed, suggesting that ...") states
+# no finding about the relation: removed before cues are read.
 NON_FINDING_NEGATIONS = re.compile(
     r"\b(?:who|whom)\s+(?:had|have|has|did|do|does|was|were|is|are|could|can|would)\s*(?:not|n't)"
     r"\s+(?:\w+)|\b(?:who|whom)\s+(?:cannot|can't|never)\s+\w+|"
     r"\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?(?:is|are|was|were|do|does|did|can|could)\s*(?:not|n't)"
-    r"\s+\w+|\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?cannot\s+\w+",
+    r"\s+\w+|\b(?:if|unless)\s+(?:[\w-]+\s+){1,8}?cannot\s+\w+"
+    # "NO OTHER differential improvements were observed": nothing besides the finding stated
+    r"|\bno\s+other\b",
     re.IGNORECASE,
 )
 
@@ -405,6 +408,13 @@ RECOMMENDATION = _rx(
     r"it is (?:therefore |thus )?(?:important|essential|necessary|crucial|imperative|vital|"
     r"advisable|recommended) (?:to|that)",
     r"recommend\w*", r"(?:we|this study) (?:aimed|aim|sought|set out|hypothesi[sz]ed)",
+    # a need pointed out ("This study demonstrates THE NEED TO further educate physicians",
+    # "highlights the need for ..."): what should be done, not what was found; a need changed
+    # is a finding ("reduced the need for ventilation")
+    r"(?:demonstrat|highlight|underscor|underlin|emphasi[sz]|stress|illustrat|point|reinforc"
+    r"|indicat|suggest|show|confirm|reveal)\w* (?:to )?(?:the |a |an )?(?:urgent |clear |"
+    r"continued |continuing |ongoing |further |great |strong |critical |pressing |important )?"
+    r"needs? (?:to|for)",
     # what is left to study ("The relative importance of ... needs to be studied")
     r"(?:needs?|deserves?|merits?|warrants?) (?:to be )?(?:further |more |additional |better )?"
     r"(?:studied|investigated|explored|examined|evaluated|researched)",
@@ -421,11 +431,27 @@ METHOD_STATEMENT = _rx(
     r"examine|evaluate|compare|estimate|analy[sz]e|test|model|investigate|explore|calculate|"
     r"measure|predict|adjust|control|quantify|characteri[sz]e|classify|select|detect)",
 )  # fmt: skip
+# What earlier work reported, not what this study found: a present-perfect passive of a
+# reporting verb ("Haploinsufficiency of HDAC4 HAS BEEN REPORTED TO result in ...") or earlier
+# studies as the subject ("some PREVIOUS STUDIES may have failed to uncover the effect"). Such a
+# sentence is the abstract's background wherever it stands, and never decides a stance
+# (:meth:`Relation.no_finding`).
+PRIOR_WORK = _rx(
+    r"(?:has|have) (?:\w+ )?been (?:previously |widely |repeatedly |frequently |often |"
+    r"commonly |generally |recently |consistently )?(?:reported|suggested|proposed|"
+    r"hypothesi[sz]ed|postulated|documented|described|implicated|thought|believed|assumed|"
+    r"claimed|speculated)",
+    r"(?:previous|prior|earlier|past|existing|other|some) (?:[\w-]+ )?(?:studies|research|"
+    r"reports|work|literature|trials|investigations|findings) (?:\w+ ){0,3}?(?:have|has|had) "
+    r"(?:\w+ )?(?:shown|found|reported|suggested|failed|demonstrated|indicated|observed)",
+    r"(?:is|are) (?:well )?known to", r"it is (?:well )?(?:known|established) that",
+)  # fmt: skip
 # The names of a diagnostic test's accuracy measures: "positive predictive value" reports how
 # often a positive result is right, not that anything predicts the outcome. A sentence giving
 # such figures ("a sensitivity of 47%, ... positive predictive value (PPV) of 50%") says how
-# well the test does, and only an evaluation of the figures (NULL_FINDING's "lacks the
-# necessary sensitivity", POOR_MEASURE's "poor specificity") takes a side.
+# well the test does: an evaluation of them (NULL_FINDING's "lacks the necessary
+# sensitivity", POOR_MEASURE's "poor specificity") or their size (:func:`accuracy_stance`)
+# takes a side, never the measure's name.
 ACCURACY_MEASURE = _rx(r"(?:positive|negative) predictive values?")
 # ... but the figures themselves answer whether the test can do it: a test that misses or
 # mislabels 40% or more of what it is for (a reported figure below LOW_ACCURACY) cannot be said
@@ -700,8 +726,10 @@ class Relation:
         """Whether ``text`` says its finding is explained by another factor ("the relation
         between hypoalbuminemia and poor survival is SECONDARY TO that of the systemic
         inflammatory response"), asked whether the relation holds independently: a finding
-        against independence, not for it."""
-        return self.asks_independence and EXPLAINED_BY_ANOTHER.search(text) is not None
+        against independence, not for it. One that "cannot be explained by" other factors
+        (:data:`AFFIRMING_NEGATIONS`) says the opposite: it holds on its own."""
+        return self.asks_independence and EXPLAINED_BY_ANOTHER.search(
+            AFFIRMING_NEGATIONS.sub(" ", text)) is not None
 
     def opposite_direction(self, text: str) -> bool:
         """Whether ``text`` states a change of the question's outcome only in the other
@@ -747,13 +775,15 @@ class Relation:
 
     def no_finding(self, text: str) -> bool:
         """Whether ``text`` states no finding about this relation: a recommendation, aim or
-        future work (:data:`RECOMMENDATION`), a method (:data:`METHOD_STATEMENT`), what
+        future work (:data:`RECOMMENDATION`), a method (:data:`METHOD_STATEMENT`), earlier
+        work (:data:`PRIOR_WORK`), what
         predicts the response to a treatment (:data:`PREDICTS_RESPONSE`) when the question does
         not ask that, or a finding about the opposite level of the exposure
         (:meth:`other_level`)."""
         return (
             bool(RECOMMENDATION.search(text))
             or bool(METHOD_STATEMENT.search(text))
+            or bool(PRIOR_WORK.search(text))
             or (not self.asks_prediction and bool(PREDICTS_RESPONSE.search(text)))
             or self.other_level(text)
         )

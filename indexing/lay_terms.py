@@ -402,7 +402,9 @@ def with_index_names(query: str, chunks: Callable[[str], int], terms: LayTerms |
                 continue
             if chunks(phrase) > 0:
                 continue
-            names = [n for n in index_names(phrase, chunks, table) if n not in lowered]
+            # index_names for a phrase no chunk holds, its checks already made above
+            names = [n for n in table.synonyms(phrase)
+                     if not any(ch.isdigit() for ch in n) and n not in lowered and chunks(n) > 0]
             if not names:
                 continue
             name = max(names, key=chunks)

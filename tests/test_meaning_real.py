@@ -438,3 +438,37 @@ def test_a_source_that_never_names_the_everyday_outcome_takes_no_stance(
     coverage = check_coverage(concepts, pool, encoder, outcome=asked_outcome(LIFESTYLE_Q))
     assert coverage.addressing == [1, 2], coverage.per_source
     assert coverage.complete == [1], coverage.outcome_named
+
+
+# Stop 73: the auto-labelled corpus set's contradictions from earlier work and "no other": each
+# question is its article's own title, the answer the title's polarity (docs/verdicts.md)
+EARLIER_WORK = [
+    ("Does haploinsufficiency of HDAC4 cause intellectual disability in all affected "
+     "individuals?", "24715439", "yes"),  # title: no; "has been reported to result in ..."
+    ("Is breastfeeding associated with child intelligence even net of parental IQ?",
+     "26389601", "no"),  # title: yes; "some previous studies may have failed to uncover ..."
+    ("Does dual n-back training increase the capacity of the focus of attention?", "23184506",
+     "no"),  # title: yes; "No other differential improvements were observed, suggesting ..."
+]
+
+
+@pytest.mark.parametrize(("question", "pmid", "wrong"), EARLIER_WORK)
+def test_earlier_work_and_what_else_was_not_found_decide_nothing(
+    question: str, pmid: str, wrong: str, shared_articles: Any, encoder: Any
+) -> None:
+    # mutations caught: PRIOR_WORK out of Relation.no_finding -> "yes" (HDAC4) and "no"
+    # (breastfeeding); "no other" out of NON_FINDING_NEGATIONS -> "no" (dual n-back)
+    j = _judged(question, (pmid,), shared_articles, encoder)
+    assert wrong not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]
+
+
+def test_a_need_pointed_out_does_not_answer_whether_overweight_children_stay_overweight(
+    shared_articles: Any, encoder: Any
+) -> None:
+    # PubMedQA pqal-18719011's second source (PMID 18607272, on physicians recognising
+    # childhood overweight): "This study demonstrates the need to further educate physicians
+    # ..." read "yes" to whether overweight children become overweight adults.
+    # mutation caught: the need pattern out of RECOMMENDATION -> "yes" from it
+    j = _judged("Do overweight children make overweight adults?", ("18607272",),
+                shared_articles, encoder)
+    assert "yes" not in [s.stance for s in j.stances], [(s.stance, s.sentence) for s in j.stances]

@@ -1103,3 +1103,64 @@ def test_an_unlikely_explanation_and_not_dependent_on_deny_and_a_role_found_affi
     assert sentence_stance("Cancellous bone has a limited role in primary stability.",
                            set()).stance == "no"
 
+
+
+def test_earlier_work_no_other_finding_and_a_negated_explanation() -> None:
+    """Stop 73, from the contradictions of the auto-labelled corpus set (titles as questions,
+    answered by the abstract without its title). "Does haploinsufficiency of HDAC4 cause
+    intellectual disability in all affected individuals?" (title: no) got "Yes" from the
+    background "... has been reported to result in ..."; "Is breastfeeding associated with child
+    intelligence even net of parental IQ?" (yes) got "No" from "some previous studies may have
+    failed to uncover the effect"; "Does dual n-back training increase the capacity of the
+    focus of attention?" (yes) got "No" from "No other differential improvements were
+    observed, suggesting that increases in the capacity ... underlie the benefits"; "Is ADHD an
+    independent risk factor for lower resilience?" (yes) read "... which cannot be explained by
+    depression, ..." as explained by another factor. Mutations caught: ``PRIOR_WORK`` out of
+    ``no_finding`` -> the background and the earlier studies state a finding; "no other" out
+    of ``NON_FINDING_NEGATIONS`` -> "no"; ``explained_by_another`` reading the text before
+    ``AFFIRMING_NEGATIONS`` are removed -> the negated explanation is "explained by"."""
+    hdac4 = question_relation("Does haploinsufficiency of HDAC4 cause intellectual disability?")
+    assert hdac4.no_finding(
+        "Haploinsufficiency of HDAC4 gene has been reported to result in brachydactyly-mental "
+        "retardation syndrome, a condition with significant intellectual impairment.")
+    breast = question_relation("Is breastfeeding associated with child intelligence?")
+    assert breast.no_finding(
+        "Further analyses suggest that some previous studies may have failed to uncover the "
+        "effect of breastfeeding on child intelligence because of their reliance on one IQ test.")
+    # this study's own finding, in the past or the perfect tense, is still a finding
+    assert not breast.no_finding("Breastfeeding was associated with higher child intelligence.")
+    assert not breast.no_finding("We have shown that breastfeeding is associated with child "
+                                 "intelligence.")
+    assert not breast.no_finding("Breastfeeding has been associated with child intelligence in "
+                                 "this cohort.")
+    other = ("No other differential improvements were observed, suggesting that increases in "
+             "the capacity of the focus of attention underlie the benefits of adaptive dual "
+             "n-back training.")
+    stems = question_stems(
+        "Does dual n-back training increase the capacity of the focus of attention?")
+    assert sentence_stance(other, stems).stance != "no"
+    assert sentence_stance("No differential improvements were observed.", set()).stance == "no"
+    adhd = question_relation(
+        "Is attention deficit hyperactivity disorder an independent risk factor for lower "
+        "resilience in adolescents?")
+    assert not adhd.explained_by_another(
+        "ADHD seems to be associated with lower resilience, which cannot be explained by "
+        "depression, anxiety, intelligence level, age, or socioeconomic status.")
+    assert adhd.explained_by_another(
+        "The association of ADHD with lower resilience was explained by depression.")
+
+
+def test_a_need_pointed_out_is_no_finding_a_need_changed_is() -> None:
+    """Stop 73: "This study demonstrates the need to further educate physicians to recognize
+    obesity and overweight ..." read "yes" to PubMedQA's "Do overweight children necessarily
+    make overweight adults?" (gold no) once its source addressed the question. What a study
+    says should be done is no finding; a need it changed is one. Mutation caught: the
+    need pattern out of ``RECOMMENDATION`` -> the first two sentences state a finding."""
+    relation = question_relation("Do overweight children make overweight adults?")
+    assert relation.no_finding(
+        "This study demonstrates the need to further educate physicians to recognize obesity "
+        "and overweight so that they can counsel children and their families.")
+    assert relation.no_finding("Our findings highlight the urgent need for screening.")
+    assert not relation.no_finding(
+        "Early surfactant reduced the need for mechanical ventilation.")
+    assert not relation.no_finding("Overweight children became overweight adults.")

@@ -284,3 +284,21 @@ async def test_a_user_not_allowed_to_add_is_told_and_pubmed_is_not_asked(
                                   cfg, "bob")
     sent = [d for k, d in emitter.events if k == "send_step"]
     assert "not open to bob" in sent[-1]["output"] and not sent[-1].get("actions")
+
+
+@pytest.mark.asyncio
+async def test_a_follow_ups_offer_searches_its_conversations_topic():
+    """Seen in stop 72's browser walk: after "Do preemies end up with a lower IQ as
+    grown-ups?", the follow-up "and does breastfeeding help them catch up?" (searched as
+    "preemies end up with a lower IQ as grown-ups: breastfeeding help catch?") was offered a
+    PubMed search for "breastfeeding" alone. Mutation caught: ``offer_after`` not passing the
+    result's ``searched_question`` on -> the query lacks "preemies"."""
+    emitter = new_session()
+    searched = "preemies end up with a lower IQ as grown-ups: breastfeeding help catch?"
+    await pubmed_chat.offer_after("and does breastfeeding help them catch up?", SimpleNamespace(
+        missing_concepts=["preemies"], absent_concepts=[], searched_question=searched))
+    sent = [d for k, d in emitter.events if k == "send_step"]
+    assert sent, "no offer was shown"
+    query = pubmed_chat.pubmed_query(searched, ["preemies"])
+    assert "preemies" in query and "breastfeeding" in query, query
+    assert f"Search PubMed for `{query}`" in sent[-1]["output"]
