@@ -273,8 +273,12 @@ def index_names(phrase: str, chunks: Callable[[str], int], terms: LayTerms | Non
     ``chunks`` counts the indexed chunks holding every word of a name."""
     table = lay_terms() if terms is None else terms
     own = _held_rarely(phrase, chunks, table)
-    if own is None:
-        return []
+    return [] if own is None else _names_held_more(phrase, chunks, table, own)
+
+
+def _names_held_more(phrase: str, chunks: Callable[[str], int], table: LayTerms,
+                     own: int) -> list[str]:
+    """WordNet's other names for ``phrase`` (no digits) held by more than ``own`` chunks."""
     return [n for n in table.synonyms(phrase)
             if not any(ch.isdigit() for ch in n) and chunks(n) > own]
 
@@ -403,8 +407,7 @@ def with_index_names(query: str, chunks: Callable[[str], int], terms: LayTerms |
             if chunks(phrase) > 0:
                 continue
             # index_names for a phrase no chunk holds, its checks already made above
-            names = [n for n in table.synonyms(phrase)
-                     if not any(ch.isdigit() for ch in n) and n not in lowered and chunks(n) > 0]
+            names = [n for n in _names_held_more(phrase, chunks, table, 0) if n not in lowered]
             if not names:
                 continue
             name = max(names, key=chunks)
